@@ -1,0 +1,105 @@
+//! Diagnostics in editor-neutral terms: absolute byte ranges, severities, notes.
+
+use sdy_syntax::Span;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Error,
+    Warning,
+    /// Beyond Shardy: useful facts (never an error, never shown by `opt`).
+    Information,
+    Hint,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Information => "info",
+            Severity::Hint => "hint",
+        }
+    }
+}
+
+/// Where a diagnostic comes from; decides whether `opt` (MLIR emulation) shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// A parse error. `first_of_failure` is false for follow-up lines of one failure.
+    Parse { first_of_failure: bool },
+    /// A Shardy/MLIR verifier rule.
+    Verifier,
+    /// A check of our own (hints); never shown by `opt`.
+    Lint,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Note {
+    pub span: Span,
+    pub message: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// Where MLIR would report it (the op or token start); `span.start` gives line:col.
+    pub span: Span,
+    /// The precise offending part (axis, dimension...), for underlining; defaults to `span`.
+    pub focus: Span,
+    pub severity: Severity,
+    pub message: String,
+    pub notes: Vec<Note>,
+    pub origin: Origin,
+}
+
+impl Diagnostic {
+    pub fn error(span: Span, message: impl Into<String>, origin: Origin) -> Diagnostic {
+        Diagnostic {
+            span,
+            focus: span,
+            severity: Severity::Error,
+            message: message.into(),
+            notes: Vec::new(),
+            origin,
+        }
+    }
+}
+
+/// Maps byte offsets to 1-based lines and byte columns (MLIR's convention).
+pub struct LineIndex {
+    line_starts: Vec<u32>,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> LineIndex {
+        let mut line_starts = vec![0];
+        line_starts.extend(
+            text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i as u32 + 1),
+        );
+        LineIndex { line_starts }
+    }
+    /// 1-based line and 1-based byte column of `offset`.
+    pub fn line_col(&self, offset: u32) -> (u32, u32) {
+        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
+        (line as u32 + 1, offset - self.line_starts[line] + 1)
+    }
+    pub fn line_start(&self, line0: usize) -> Option<u32> {
+        self.line_starts.get(line0).copied()
+    }
+    pub fn line_count(&self) -> usize {
+        self.line_starts.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn line_col() {
+        let idx = LineIndex::new("ab\ncd\n\nx");
+        assert_eq!(idx.line_col(0), (1, 1));
+        assert_eq!(idx.line_col(2), (1, 3));
+        assert_eq!(idx.line_col(3), (2, 1));
+        assert_eq!(idx.line_col(6), (3, 1));
+        assert_eq!(idx.line_col(7), (4, 1));
+    }
+}

@@ -1,0 +1,1 @@
+//! Printing modules the way `sdy_opt` prints them. (Being written.)

@@ -1,0 +1,9 @@
+//! Syntax layer of sdy-lsp: lexer, tolerant parser, syntax tree with byte ranges.
+//! Knows nothing of LSP, JSON or async; works on byte offsets.
+pub mod lexer;
+pub mod parser;
+pub mod sdy;
+pub mod span;
+pub mod tree;
+
+pub use span::Span;

@@ -1,0 +1,297 @@
+//! Attribute parsing: builtin attributes generically, sdy attributes structurally.
+
+use super::Parser;
+use crate::lexer::TokenKind;
+use crate::sdy::SdyAttr;
+use crate::tree::{Attr, AttrDict, AttrKind, NamedAttr};
+
+impl Parser<'_> {
+    /// At `{`: `{name = value, unit_name, ...}`.
+    pub(crate) fn parse_attr_dict(&mut self) -> Option<AttrDict> {
+        let open = self.expect(TokenKind::LBrace, "'{'")?;
+        let mut entries = Vec::new();
+        if self.eat(TokenKind::RBrace).is_none() {
+            loop {
+                entries.push(self.parse_named_attr()?);
+                if self.eat(TokenKind::Comma).is_some() {
+                    continue;
+                }
+                if self.eat(TokenKind::RBrace).is_some() {
+                    break;
+                }
+                self.error_expected("'}' in attribute dictionary");
+                return None;
+            }
+        }
+        Some(AttrDict { span: self.rel_from(open.start), entries })
+    }
+
+    fn parse_named_attr(&mut self) -> Option<NamedAttr> {
+        let name_tok = self.peek();
+        let name: Box<str> = match name_tok.kind {
+            TokenKind::BareId => self.text(name_tok).into(),
+            TokenKind::String => {
+                let t = self.text(name_tok);
+                t[1..t.len() - 1].into()
+            }
+            _ => {
+                self.error_expected("attribute name");
+                return None;
+            }
+        };
+        self.bump();
+        let name_span = self.rel(name_tok);
+        let value = if self.eat(TokenKind::Equal).is_some() {
+            if !self.enter() {
+                return None;
+            }
+            let v = self.parse_attr_for(&name);
+            self.leave();
+            Some(v?)
+        } else {
+            None
+        };
+        Some(NamedAttr { name, name_span, value, span: self.rel_from(name_tok.start) })
+    }
+
+    /// Parses an attribute value. `key` is the dictionary key it belongs to (unused by
+    /// the generic parser; kept for diagnostics of sdy keys).
+    fn parse_attr_for(&mut self, _key: &str) -> Option<Attr> {
+        self.parse_attr()
+    }
+
+    /// Parses one attribute value.
+    pub(crate) fn parse_attr(&mut self) -> Option<Attr> {
+        let start = self.peek();
+        let kind = match start.kind {
+            TokenKind::Integer | TokenKind::HexInteger | TokenKind::Minus => {
+                if self.at(TokenKind::Minus) {
+                    self.bump();
+                }
+                let t = self.peek();
+                match t.kind {
+                    TokenKind::Integer | TokenKind::HexInteger => {
+                        self.bump();
+                        let text = self.text_from(start.start).to_string();
+                        let value = parse_int(&text).unwrap_or(0);
+                        let ty = self.optional_colon_type();
+                        AttrKind::Int { value, ty }
+                    }
+                    TokenKind::Float => {
+                        self.bump();
+                        let text: Box<str> = self.text_from(start.start).into();
+                        let ty = self.optional_colon_type();
+                        AttrKind::Float { text, ty }
+                    }
+                    _ => {
+                        self.error_expected("integer or floating point literal");
+                        return None;
+                    }
+                }
+            }
+            TokenKind::Float => {
+                self.bump();
+                let text: Box<str> = self.text(start).into();
+                let ty = self.optional_colon_type();
+                AttrKind::Float { text, ty }
+            }
+            TokenKind::String => {
+                self.bump();
+                let t = self.text(start);
+                let raw = t[1..t.len() - 1].into();
+                let _ = self.optional_colon_type();
+                AttrKind::String { raw }
+            }
+            TokenKind::AtId => {
+                self.bump();
+                let mut name: String = self.text(start)[1..].into();
+                while self.at(TokenKind::ColonColon) && self.nth_kind(1) == TokenKind::AtId {
+                    self.bump();
+                    let t = self.bump();
+                    name.push_str("::");
+                    name.push_str(self.text(t));
+                }
+                AttrKind::Symbol(name.into())
+            }
+            TokenKind::LBracket => {
+                self.bump();
+                let mut elems = Vec::new();
+                if self.eat(TokenKind::RBracket).is_none() {
+                    loop {
+                        if !self.enter() {
+                            return None;
+                        }
+                        let a = self.parse_attr();
+                        self.leave();
+                        elems.push(a?);
+                        if self.eat(TokenKind::Comma).is_some() {
+                            continue;
+                        }
+                        self.expect(TokenKind::RBracket, "']'")?;
+                        break;
+                    }
+                }
+                AttrKind::Array(elems)
+            }
+            TokenKind::LBrace => AttrKind::Dict(self.parse_attr_dict()?),
+            TokenKind::HashId => return self.parse_hash_attr(),
+            TokenKind::UnterminatedString => {
+                let span = self.rel(start);
+                self.error(span, "expected '\"' in string literal");
+                return None;
+            }
+            TokenKind::BareId => {
+                let word = self.text(start);
+                match word {
+                    "true" | "false" => {
+                        self.bump();
+                        AttrKind::Bool(word == "true")
+                    }
+                    "unit" => {
+                        self.bump();
+                        AttrKind::Unit
+                    }
+                    "dense" | "dense_resource" | "sparse" => {
+                        self.bump();
+                        if self.at(TokenKind::Less) {
+                            self.skip_balanced();
+                        } else {
+                            self.error_expected("'<'");
+                            return None;
+                        }
+                        let ty = self.optional_colon_type();
+                        AttrKind::Elements { ty }
+                    }
+                    "array" if self.nth_kind(1) == TokenKind::Less => self.dense_array()?,
+                    "loc" if self.nth_kind(1) == TokenKind::LParen => {
+                        self.bump();
+                        self.skip_balanced();
+                        AttrKind::Opaque
+                    }
+                    "affine_map" | "affine_set" | "strided" | "distinct" => {
+                        self.bump();
+                        if self.at(TokenKind::Less) || self.at(TokenKind::LBracket) {
+                            self.skip_balanced();
+                            if self.at(TokenKind::Less) {
+                                self.skip_balanced();
+                            }
+                        }
+                        AttrKind::Opaque
+                    }
+                    _ if self.at_type_start() => AttrKind::Type(self.parse_type()?),
+                    _ => {
+                        self.bump();
+                        AttrKind::Keyword(word.into())
+                    }
+                }
+            }
+            TokenKind::BangId | TokenKind::LParen => AttrKind::Type(self.parse_type()?),
+            _ => {
+                self.error_expected("attribute value");
+                return None;
+            }
+        };
+        Some(Attr { span: self.rel_from(start.start), kind })
+    }
+
+    /// `: type` after a literal, when present.
+    fn optional_colon_type(&mut self) -> Option<crate::tree::Type> {
+        if self.at(TokenKind::Colon) && self.nth_type_start(1) {
+            self.bump();
+            self.parse_type()
+        } else {
+            None
+        }
+    }
+
+    fn nth_type_start(&self, n: usize) -> bool {
+        let t = self.nth(n);
+        match t.kind {
+            TokenKind::BangId => true,
+            TokenKind::BareId => super::ty::is_builtin_type_name(self.text(t)),
+            _ => false,
+        }
+    }
+
+    /// `array<i64: 1, 2, 3>` or `array<i64>`.
+    fn dense_array(&mut self) -> Option<AttrKind> {
+        self.bump();
+        self.expect(TokenKind::Less, "'<'")?;
+        let elem_tok = self.bump();
+        let elem: Box<str> = self.text(elem_tok).into();
+        let mut values = Vec::new();
+        if self.eat(TokenKind::Colon).is_some() {
+            loop {
+                let neg = self.eat(TokenKind::Minus).is_some();
+                let t = self.peek();
+                match t.kind {
+                    TokenKind::Integer | TokenKind::HexInteger => {
+                        self.bump();
+                        let v = parse_int(self.text(t)).unwrap_or(0);
+                        values.push(if neg { -v } else { v });
+                    }
+                    TokenKind::BareId if matches!(self.text(t), "true" | "false") => {
+                        self.bump();
+                        values.push((self.text(t) == "true") as i128);
+                    }
+                    TokenKind::Float => {
+                        self.bump();
+                    }
+                    _ => {
+                        self.error_expected("integer value");
+                        return None;
+                    }
+                }
+                if self.eat(TokenKind::Comma).is_none() {
+                    break;
+                }
+            }
+        }
+        self.expect(TokenKind::Greater, "'>'")?;
+        Some(AttrKind::DenseArray { elem, values })
+    }
+
+    /// `#sdy.sharding<...>`, other `#dialect.attr<...>`, `#alias`.
+    fn parse_hash_attr(&mut self) -> Option<Attr> {
+        let start = self.bump();
+        let name = &self.text(start)[1..];
+        let has_body = self.at(TokenKind::Less) && !self.nl_before();
+        let kind = match name {
+            "sdy.sharding" if has_body => {
+                AttrKind::Sdy(Box::new(SdyAttr::Sharding(self.sdy_sharding_body()?)))
+            }
+            "sdy.sharding_per_value" if has_body => {
+                AttrKind::Sdy(Box::new(SdyAttr::PerValue(self.sdy_per_value_body()?)))
+            }
+            "sdy.op_sharding_rule" if has_body => {
+                AttrKind::Sdy(Box::new(SdyAttr::Rule(self.sdy_rule_body()?)))
+            }
+            "sdy.mesh" if has_body => AttrKind::Sdy(Box::new(SdyAttr::Mesh(self.sdy_mesh_body()?))),
+            _ if has_body => {
+                self.skip_balanced();
+                if name.starts_with("sdy.") {
+                    AttrKind::Sdy(Box::new(SdyAttr::Opaque))
+                } else {
+                    AttrKind::Opaque
+                }
+            }
+            _ if name.contains('.') => AttrKind::Opaque,
+            _ => AttrKind::AliasRef(name.into()),
+        };
+        Some(Attr { span: self.rel_from(start.start), kind })
+    }
+}
+
+/// Parses a decimal or hex integer literal, with an optional leading `-`.
+pub(crate) fn parse_int(text: &str) -> Option<i128> {
+    let (neg, t) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest.trim_start()),
+        None => (false, text),
+    };
+    let v = if let Some(hex) = t.strip_prefix("0x") {
+        i128::from_str_radix(hex, 16).ok()?
+    } else {
+        t.parse::<i128>().ok()?
+    };
+    Some(if neg { -v } else { v })
+}

@@ -1,0 +1,235 @@
+//! Type parsing. Shapes such as `8x?xf32` lex as several tokens (`8`, `x`, `?`, `xf32`),
+//! so the text between a shaped type's angle brackets is re-read character by character.
+
+use super::Parser;
+use crate::lexer::TokenKind;
+use crate::tree::{Dim, Type, TypeKind};
+
+impl Parser<'_> {
+    /// Whether the current token can begin a type.
+    pub(crate) fn at_type_start(&self) -> bool {
+        match self.kind() {
+            TokenKind::BangId | TokenKind::LParen => true,
+            TokenKind::BareId => is_builtin_type_name(self.peek_text()),
+            _ => false,
+        }
+    }
+
+    /// Parses a type; reports `expected type` and returns `None` when there is none.
+    pub(crate) fn parse_type(&mut self) -> Option<Type> {
+        let start_tok = self.peek();
+        match start_tok.kind {
+            TokenKind::BangId => {
+                let name = &self.text(start_tok)[1..];
+                self.bump();
+                let kind = if self.at(TokenKind::Less) && !self.nl_before() {
+                    self.skip_balanced();
+                    TypeKind::Other(self.text_from(start_tok.start).into())
+                } else if name == "stablehlo.token" {
+                    TypeKind::Token
+                } else if name.contains('.') {
+                    TypeKind::Other(self.text(start_tok).into())
+                } else {
+                    TypeKind::Alias(name.into())
+                };
+                Some(Type { span: self.rel_from(start_tok.start), kind })
+            }
+            TokenKind::BareId => {
+                let name = self.text(start_tok);
+                if !is_builtin_type_name(name) {
+                    self.error_expected("type");
+                    return None;
+                }
+                self.bump();
+                let kind = match name {
+                    "tensor" => self.shaped_body(start_tok.start)?,
+                    "tuple" => {
+                        self.expect(TokenKind::Less, "'<'")?;
+                        let mut elems = Vec::new();
+                        if self.eat(TokenKind::Greater).is_none() {
+                            loop {
+                                if !self.enter() {
+                                    return None;
+                                }
+                                let t = self.parse_type();
+                                self.leave();
+                                elems.push(t?);
+                                if self.eat(TokenKind::Comma).is_none() {
+                                    break;
+                                }
+                            }
+                            self.expect(TokenKind::Greater, "'>'")?;
+                        }
+                        TypeKind::Tuple(elems)
+                    }
+                    _ => {
+                        if self.at(TokenKind::Less) {
+                            self.skip_balanced();
+                        }
+                        TypeKind::Other(self.text_from(start_tok.start).into())
+                    }
+                };
+                Some(Type { span: self.rel_from(start_tok.start), kind })
+            }
+            TokenKind::LParen => {
+                // A function type used as a type: `(T) -> R`.
+                self.skip_balanced();
+                if self.eat(TokenKind::Arrow).is_some() {
+                    if self.at(TokenKind::LParen) {
+                        self.skip_balanced();
+                    } else {
+                        self.parse_type()?;
+                    }
+                }
+                let text = self.text_from(start_tok.start);
+                Some(Type { span: self.rel_from(start_tok.start), kind: TypeKind::Other(text.into()) })
+            }
+            _ => {
+                self.error_expected("type");
+                None
+            }
+        }
+    }
+
+    /// The source text from absolute `start` to the end of the previous token.
+    pub(crate) fn text_from(&self, start: u32) -> &str {
+        &self.src[start as usize..self.prev_end().max(start) as usize]
+    }
+
+    /// After `tensor`: `<dims x elem (, encoding)?>`.
+    fn shaped_body(&mut self, start: u32) -> Option<TypeKind> {
+        let lt = self.expect(TokenKind::Less, "'<'")?;
+        self.restore(self.save() - 1);
+        self.skip_balanced();
+        let close = self.prev_end();
+        if self.src.as_bytes().get(close as usize - 1) != Some(&b'>') {
+            let span = self.rel_from(start);
+            self.error(span, "expected '>'");
+            return None;
+        }
+        let inner = &self.src[lt.end as usize..close as usize - 1];
+        match parse_shape(inner) {
+            Ok(kind) => Some(kind),
+            Err(msg) => {
+                let span = self.rel_from(start);
+                self.error(span, msg);
+                None
+            }
+        }
+    }
+}
+
+/// Names that start a builtin type.
+pub(crate) fn is_builtin_type_name(name: &str) -> bool {
+    matches!(
+        name,
+        "tensor"
+            | "tuple"
+            | "memref"
+            | "vector"
+            | "complex"
+            | "index"
+            | "none"
+            | "f16"
+            | "bf16"
+            | "f32"
+            | "f64"
+            | "f80"
+            | "f128"
+            | "tf32"
+    ) || name.starts_with("f8E")
+        || name.starts_with("f4E")
+        || name.starts_with("f6E")
+        || int_type_width(name).is_some()
+}
+
+fn int_type_width(name: &str) -> Option<u32> {
+    let digits = name
+        .strip_prefix("si")
+        .or_else(|| name.strip_prefix("ui"))
+        .or_else(|| name.strip_prefix('i'))?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// Reads `8x?xf32`, `*xf32`, `f32`, `4x8xf32, #enc`.
+fn parse_shape(inner: &str) -> Result<TypeKind, &'static str> {
+    let inner = inner.trim();
+    let (body, encoding) = match split_top_comma(inner) {
+        Some((b, e)) => (b.trim(), Some(e.trim().into())),
+        None => (inner, None),
+    };
+    if let Some(rest) = body.strip_prefix('*') {
+        let elem = rest.trim_start().strip_prefix('x').ok_or("expected 'x' in dimension list")?;
+        return Ok(TypeKind::Tensor { shape: None, elem: elem.trim().into(), encoding });
+    }
+    let bytes = body.as_bytes();
+    let mut dims = Vec::new();
+    let mut i = 0;
+    loop {
+        let start = i;
+        if bytes.get(i) == Some(&b'?') {
+            i += 1;
+            if bytes.get(i) != Some(&b'x') {
+                return Err("expected 'x' in dimension list");
+            }
+            dims.push(Dim::Dynamic);
+            i += 1;
+            continue;
+        }
+        while i < bytes.len() && bytes[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == start {
+            break;
+        }
+        if bytes.get(i) != Some(&b'x') {
+            return Err("expected 'x' in dimension list");
+        }
+        let v: i64 = body[start..i].parse().map_err(|_| "dimension is too large")?;
+        dims.push(Dim::Static(v));
+        i += 1;
+    }
+    let elem = body[i..].trim();
+    if elem.is_empty() {
+        return Err("expected non-function type");
+    }
+    Ok(TypeKind::Tensor { shape: Some(dims), elem: elem.into(), encoding })
+}
+
+/// Splits at the first comma not nested in `<>`, `()`, `[]` or `{}`.
+fn split_top_comma(s: &str) -> Option<(&str, &str)> {
+    let mut depth = 0i32;
+    for (i, b) in s.bytes().enumerate() {
+        match b {
+            b'<' | b'(' | b'[' | b'{' => depth += 1,
+            b'>' | b')' | b']' | b'}' => depth -= 1,
+            b',' if depth == 0 => return Some((&s[..i], &s[i + 1..])),
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes() {
+        let t = |s: &str| format!("{:?}", parse_shape(s));
+        assert_eq!(
+            t("8x?xf32"),
+            r#"Ok(Tensor { shape: Some([Static(8), Dynamic]), elem: "f32", encoding: None })"#
+        );
+        assert_eq!(t("*xf32"), r#"Ok(Tensor { shape: None, elem: "f32", encoding: None })"#);
+        assert_eq!(t("f32"), r#"Ok(Tensor { shape: Some([]), elem: "f32", encoding: None })"#);
+        assert_eq!(
+            t("0x8xcomplex<f32>, #enc<1, 2>"),
+            r#"Ok(Tensor { shape: Some([Static(0), Static(8)]), elem: "complex<f32>", encoding: Some("#enc<1, 2>") })"#
+        );
+        assert_eq!(t("8x"), r#"Err("expected non-function type")"#);
+    }
+}
