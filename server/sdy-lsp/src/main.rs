@@ -1,1 +1,36 @@
-fn main() {}
+//! `sdy-lsp`: the language server (no arguments, or `serve`) and the CLI commands
+//! `check`, `opt` and `explain`, all over the same analysis core.
+
+mod cli;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: sdy-lsp [serve]                      run the language server on stdio
+       sdy-lsp check [--format text|json] [--split-input-file] FILE...
+       sdy-lsp opt FILE|- [sdy_opt flags]   parse, verify, run passes, print like sdy_opt
+       sdy-lsp --version";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("--version") | Some("-V") => {
+            println!("sdy-lsp {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Some("--help") | Some("-h") | Some("help") => {
+            println!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        Some("check") => cli::check::run(&args[1..]),
+        Some("opt") => cli::opt::run(&args[1..]),
+        Some("serve") | None => {
+            eprintln!("sdy-lsp: the language server is not built yet");
+            ExitCode::from(2)
+        }
+        Some(other) => {
+            eprintln!("sdy-lsp: unknown command '{other}'\n{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}

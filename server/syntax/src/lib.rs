@@ -4,6 +4,7 @@ pub mod lexer;
 pub mod parser;
 pub mod sdy;
 pub mod span;
+pub mod split;
 pub mod tree;
 
 pub use span::Span;

@@ -1,0 +1,166 @@
+//! Meshes and tensor shardings as semantic values (absolute spans kept for diagnostics).
+
+use sdy_syntax::sdy::{
+    AxisRefAst, MeshAst, MeshRefAst, PerValueAst, Reduction, ShardingAst,
+};
+use sdy_syntax::Span;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MeshAxis {
+    pub name: String,
+    pub size: i64,
+    pub span: Span,
+}
+
+/// A mesh: named axes with sizes, optional explicit device order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mesh {
+    pub axes: Vec<MeshAxis>,
+    /// Explicit device ids, `None` when absent or iota (MLIR drops iota ids).
+    pub device_ids: Option<Vec<i64>>,
+    pub span: Span,
+}
+
+impl Mesh {
+    pub fn from_ast(ast: &MeshAst, base: u32) -> Mesh {
+        let axes: Vec<MeshAxis> = ast
+            .axes
+            .iter()
+            .map(|a| MeshAxis { name: a.name.to_string(), size: a.size, span: a.span.shift(base) })
+            .collect();
+        let ids: Option<Vec<i64>> =
+            ast.device_ids.as_ref().map(|d| d.ids.iter().map(|(v, _)| *v).collect());
+        let total: i64 = axes.iter().map(|a| a.size).product();
+        let device_ids = match ids {
+            // Iota ids are dropped while parsing, as MLIR does (a maximal mesh keeps its id).
+            Some(ids)
+                if !axes.is_empty()
+                    && ids.len() as i64 == total
+                    && ids.iter().enumerate().all(|(i, v)| *v == i as i64) =>
+            {
+                None
+            }
+            other => other,
+        };
+        Mesh { axes, device_ids, span: ast.span.shift(base) }
+    }
+    /// No axes and no device ids.
+    pub fn is_empty(&self) -> bool {
+        self.axes.is_empty() && self.device_ids.as_ref().is_none_or(|d| d.is_empty())
+    }
+    /// No axes and exactly one device id.
+    pub fn is_maximal(&self) -> bool {
+        self.axes.is_empty() && self.device_ids.as_ref().is_some_and(|d| d.len() == 1)
+    }
+    pub fn axis(&self, name: &str) -> Option<&MeshAxis> {
+        self.axes.iter().find(|a| a.name == name)
+    }
+    pub fn axis_index(&self, name: &str) -> Option<usize> {
+        self.axes.iter().position(|a| a.name == name)
+    }
+    /// The number of devices (1 for empty and maximal meshes).
+    pub fn device_count(&self) -> i64 {
+        self.axes.iter().map(|a| a.size).product()
+    }
+}
+
+/// `"x"` or `"x":(pre)size`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AxisRef {
+    pub name: String,
+    pub sub: Option<(i64, i64)>,
+    pub span: Span,
+}
+
+impl AxisRef {
+    pub fn from_ast(a: &AxisRefAst, base: u32) -> AxisRef {
+        AxisRef {
+            name: a.name.to_string(),
+            sub: a.sub.map(|s| (s.pre_size, s.size)),
+            span: a.span.shift(base),
+        }
+    }
+    /// Printed form: `"x"` or `"x":(2)4`.
+    pub fn display(&self) -> String {
+        match self.sub {
+            None => format!("\"{}\"", self.name),
+            Some((pre, size)) => format!("\"{}\":({pre}){size}", self.name),
+        }
+    }
+    /// Same axis and sub-axis info (spans ignored).
+    pub fn same(&self, other: &AxisRef) -> bool {
+        self.name == other.name && self.sub == other.sub
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DimSharding {
+    pub axes: Vec<AxisRef>,
+    pub closed: bool,
+    pub priority: Option<i64>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MeshRef {
+    Symbol { name: String, span: Span },
+    Inline(Mesh),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorSharding {
+    pub mesh: MeshRef,
+    pub dims: Vec<DimSharding>,
+    pub replicated: Vec<AxisRef>,
+    pub unreduced: Vec<AxisRef>,
+    pub unreduced_op: Reduction,
+    pub span: Span,
+}
+
+impl TensorSharding {
+    pub fn from_ast(s: &ShardingAst, base: u32) -> TensorSharding {
+        let axes = |v: &[AxisRefAst]| v.iter().map(|a| AxisRef::from_ast(a, base)).collect();
+        TensorSharding {
+            mesh: match &s.mesh {
+                MeshRefAst::Symbol { name, span } => {
+                    MeshRef::Symbol { name: name.to_string(), span: span.shift(base) }
+                }
+                MeshRefAst::Inline(m) => MeshRef::Inline(Mesh::from_ast(m, base)),
+            },
+            dims: s
+                .dims
+                .iter()
+                .map(|d| DimSharding {
+                    axes: axes(&d.axes),
+                    closed: d.open.is_none(),
+                    priority: d.priority.map(|(p, _)| p),
+                    span: d.span.shift(base),
+                })
+                .collect(),
+            replicated: s.replicated.as_ref().map_or_else(Vec::new, |l| axes(&l.axes)),
+            unreduced: s.unreduced.as_ref().map_or_else(Vec::new, |u| axes(&u.list.axes)),
+            unreduced_op: s
+                .unreduced
+                .as_ref()
+                .and_then(|u| u.reduction.map(|(r, _)| r))
+                .unwrap_or(Reduction::Sum),
+            span: s.span.shift(base),
+        }
+    }
+
+    pub fn per_value(p: &PerValueAst, base: u32) -> Vec<TensorSharding> {
+        p.shardings.iter().map(|s| TensorSharding::from_ast(s, base)).collect()
+    }
+
+    pub fn mesh_name(&self) -> Option<&str> {
+        match &self.mesh {
+            MeshRef::Symbol { name, .. } => Some(name),
+            MeshRef::Inline(_) => None,
+        }
+    }
+
+    /// Every axis ref of the sharding: dimensions, then replicated, then unreduced.
+    pub fn all_axes(&self) -> impl Iterator<Item = &AxisRef> {
+        self.dims.iter().flat_map(|d| &d.axes).chain(&self.replicated).chain(&self.unreduced)
+    }
+}
