@@ -12,8 +12,11 @@ use sdy_syntax::Span;
 
 /// Parses `text` into chunks: one per `// -----` piece when `split`, else one.
 pub fn parse_chunks(text: &str, split: bool) -> Vec<Chunk> {
-    let spans =
-        if split { sdy_syntax::split::split_chunks(text) } else { vec![Span::new(0, text.len() as u32)] };
+    let spans = if split {
+        sdy_syntax::split::split_chunks(text)
+    } else {
+        vec![Span::new(0, text.len() as u32)]
+    };
     spans
         .into_iter()
         .map(|span| Chunk { span, top: sdy_syntax::parser::parse_top_level(span.text(text)) })

@@ -3,7 +3,14 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use sdy_syntax::tree::{Child, StmtKind};
 
-fn walk(children: &[Child], base: u32, src: &str, errs: &mut usize, ops: &mut usize, show: &mut usize) {
+fn walk(
+    children: &[Child],
+    base: u32,
+    src: &str,
+    errs: &mut usize,
+    ops: &mut usize,
+    show: &mut usize,
+) {
     for c in children {
         let start = base + c.offset;
         *ops += 1;
@@ -17,7 +24,7 @@ fn walk(children: &[Child], base: u32, src: &str, errs: &mut usize, ops: &mut us
                 eprintln!("  line {line}: {} | {}", e.message, &l[..l.len().min(120)]);
             }
         }
-        if c.op.kind == StmtKind::Error && *show > 0 { }
+        if c.op.kind == StmtKind::Error && *show > 0 {}
         for r in &c.op.regions {
             for b in &r.blocks {
                 walk(&b.ops, start, src, errs, ops, show);
@@ -34,6 +41,10 @@ fn main() {
         let dt = t.elapsed();
         let (mut errs, mut ops, mut show) = (0, 0, 5);
         walk(&top, 0, &text, &mut errs, &mut ops, &mut show);
-        println!("{path}: {ops} stmts, {errs} errors, {:.1} ms, {:.0} MB/s", dt.as_secs_f64() * 1e3, text.len() as f64 / dt.as_secs_f64() / 1e6);
+        println!(
+            "{path}: {ops} stmts, {errs} errors, {:.1} ms, {:.0} MB/s",
+            dt.as_secs_f64() * 1e3,
+            text.len() as f64 / dt.as_secs_f64() / 1e6
+        );
     }
 }

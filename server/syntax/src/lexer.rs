@@ -223,7 +223,8 @@ mod tests {
 
     #[test]
     fn restartable_at_line_starts() {
-        let src = "%0 = stablehlo.add %a, %b : tensor<f32>\n  return %0 : tensor<f32> // done\n\"s\"\n";
+        let src =
+            "%0 = stablehlo.add %a, %b : tensor<f32>\n  return %0 : tensor<f32> // done\n\"s\"\n";
         let whole = lex(src);
         let mut pieces = Vec::new();
         let mut base = 0u32;

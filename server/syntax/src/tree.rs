@@ -276,22 +276,35 @@ pub struct Attr {
 #[derive(Clone, Debug, PartialEq)]
 pub enum AttrKind {
     /// An integer with its optional type: `1 : i64`, `-3`.
-    Int { value: i128, ty: Option<Type> },
+    Int {
+        value: i128,
+        ty: Option<Type>,
+    },
     /// A float literal with its optional type; the text keeps the exact spelling.
-    Float { text: Box<str>, ty: Option<Type> },
+    Float {
+        text: Box<str>,
+        ty: Option<Type>,
+    },
     Bool(bool),
     Unit,
     /// A string literal; `raw` is the text between the quotes, escapes undecoded.
-    String { raw: Box<str> },
+    String {
+        raw: Box<str>,
+    },
     /// `@sym`
     Symbol(Box<str>),
     Array(Vec<Attr>),
     /// `array<i64: 1, 2>`
-    DenseArray { elem: Box<str>, values: Vec<i128> },
+    DenseArray {
+        elem: Box<str>,
+        values: Vec<i128>,
+    },
     Dict(AttrDict),
     Type(Type),
     /// `dense<...> : T`, `dense_resource<...> : T`
-    Elements { ty: Option<Type> },
+    Elements {
+        ty: Option<Type>,
+    },
     /// An sdy attribute, parsed.
     Sdy(Box<SdyAttr>),
     /// `#alias` (not an sdy attribute).
@@ -310,9 +323,14 @@ pub enum Custom {
     Func(Box<FuncHeader>),
     Module(Box<ModuleHeader>),
     /// `sdy.mesh @name = <...>`
-    Mesh { sym: Name },
+    Mesh {
+        sym: Name,
+    },
     /// `#name = ...` / `!name = ...`
-    Alias { name: Name, value: AliasValue },
+    Alias {
+        name: Name,
+        value: AliasValue,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]

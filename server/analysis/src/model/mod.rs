@@ -48,9 +48,17 @@ impl OpInfo {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ValueDef {
-    Result { op: OpId, index: u32 },
+    Result {
+        op: OpId,
+        index: u32,
+    },
     /// A block argument of `op`'s region `region` (function arguments included).
-    BlockArg { op: OpId, region: u32, block: u32, index: u32 },
+    BlockArg {
+        op: OpId,
+        region: u32,
+        block: u32,
+        index: u32,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -153,17 +161,18 @@ impl Model {
             let info = &self.ops[id as usize];
             match &info.node.custom {
                 Custom::Mesh { sym } => {
-                    let mesh = info
-                        .node
-                        .inherent_attr("mesh")
-                        .and_then(|a| a.value.as_ref())
-                        .and_then(|v| match &v.kind {
-                            sdy_syntax::tree::AttrKind::Sdy(s) => match &**s {
-                                sdy_syntax::sdy::SdyAttr::Mesh(m) => Some(Mesh::from_ast(m, info.start)),
+                    let mesh =
+                        info.node.inherent_attr("mesh").and_then(|a| a.value.as_ref()).and_then(
+                            |v| match &v.kind {
+                                sdy_syntax::tree::AttrKind::Sdy(s) => match &**s {
+                                    sdy_syntax::sdy::SdyAttr::Mesh(m) => {
+                                        Some(Mesh::from_ast(m, info.start))
+                                    }
+                                    _ => None,
+                                },
                                 _ => None,
                             },
-                            _ => None,
-                        });
+                        );
                     let idx = self.meshes.len();
                     self.meshes.push(MeshSymbol {
                         name: sym.text.to_string(),
@@ -197,7 +206,9 @@ pub fn written_result_type(op: &Op, index: usize) -> Option<&Type> {
     match op.sig.form {
         SigForm::Function => op.sig.outputs.get(index),
         SigForm::List if op.sig.inputs.len() == 1 => op.sig.inputs.first(),
-        SigForm::List if op.sig.inputs.len() == op.num_results() as usize => op.sig.inputs.get(index),
+        SigForm::List if op.sig.inputs.len() == op.num_results() as usize => {
+            op.sig.inputs.get(index)
+        }
         _ => None,
     }
 }
@@ -241,7 +252,8 @@ impl Builder {
                     // `func.call` and friends: fall back to nothing.
                     None
                 });
-                let name = if g.count == 1 { g.name.to_string() } else { format!("{}#{k}", g.name) };
+                let name =
+                    if g.count == 1 { g.name.to_string() } else { format!("{}#{k}", g.name) };
                 let v = self.new_value(
                     name.clone(),
                     ValueDef::Result { op: id, index },
@@ -321,8 +333,12 @@ impl Builder {
                         .collect(),
                 };
                 for (ai, (name, span, ty)) in args.into_iter().enumerate() {
-                    let def =
-                        ValueDef::BlockArg { op: id, region: ri as u32, block: bi as u32, index: ai as u32 };
+                    let def = ValueDef::BlockArg {
+                        op: id,
+                        region: ri as u32,
+                        block: bi as u32,
+                        index: ai as u32,
+                    };
                     let v = self.new_value(name.clone(), def, span, ty);
                     self.scopes.last_mut().expect("scope").insert(name, v);
                     if bi == 0 {

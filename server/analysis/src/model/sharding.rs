@@ -1,8 +1,6 @@
 //! Meshes and tensor shardings as semantic values (absolute spans kept for diagnostics).
 
-use sdy_syntax::sdy::{
-    AxisRefAst, MeshAst, MeshRefAst, PerValueAst, Reduction, ShardingAst,
-};
+use sdy_syntax::sdy::{AxisRefAst, MeshAst, MeshRefAst, PerValueAst, Reduction, ShardingAst};
 use sdy_syntax::Span;
 
 #[derive(Clone, Debug, PartialEq, Eq)]

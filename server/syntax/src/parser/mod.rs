@@ -291,7 +291,10 @@ pub fn parse_statement_seq(text: &str, in_region: bool) -> Option<Vec<Child>> {
         }
         out.push(p.statement(in_region)?);
     }
-    if out.iter().any(|c| c.op.errors.iter().any(|e| e.message.starts_with("expected '}' to close"))) {
+    if out
+        .iter()
+        .any(|c| c.op.errors.iter().any(|e| e.message.starts_with("expected '}' to close")))
+    {
         return None;
     }
     Some(out)

@@ -210,7 +210,10 @@ impl Parser<'_> {
                 op.successors.push(Name { text: self.text(t).into(), span: self.rel(t) });
                 if self.at(TokenKind::Colon) || self.at(TokenKind::LParen) {
                     // Successor operands are rare; skip them.
-                    while !self.at(TokenKind::Comma) && !self.at(TokenKind::RBracket) && !self.at_eof() {
+                    while !self.at(TokenKind::Comma)
+                        && !self.at(TokenKind::RBracket)
+                        && !self.at_eof()
+                    {
                         self.skip_balanced();
                     }
                 }
@@ -386,7 +389,8 @@ impl Parser<'_> {
                 let label = Name { text: self.text(label_tok).into(), span: self.rel(label_tok) };
                 let args = if self.at(TokenKind::LParen) { self.block_args()? } else { Vec::new() };
                 self.expect(TokenKind::Colon, "':'")?;
-                let reuse = blocks.len() == 1 && blocks[0].ops.is_empty() && blocks[0].label.is_none();
+                let reuse =
+                    blocks.len() == 1 && blocks[0].ops.is_empty() && blocks[0].label.is_none();
                 if reuse {
                     blocks[0].label = Some(label);
                     blocks[0].args.extend(args);
@@ -418,7 +422,8 @@ impl Parser<'_> {
             };
             self.expect(TokenKind::Colon, "':'")?;
             let ty = self.parse_type()?;
-            let attrs = if self.at(TokenKind::LBrace) { Some(self.parse_attr_dict()?) } else { None };
+            let attrs =
+                if self.at(TokenKind::LBrace) { Some(self.parse_attr_dict()?) } else { None };
             let loc = self.optional_loc();
             args.push(BlockArg {
                 name: self.text(name_tok).into(),
@@ -537,7 +542,10 @@ impl Parser<'_> {
                 }
                 Some(())
             }
-            "sdy.all_gather" | "sdy.all_slice" | "sdy.reduce_scatter" | "sdy.sharded_to_unreduced" => {
+            "sdy.all_gather"
+            | "sdy.all_slice"
+            | "sdy.reduce_scatter"
+            | "sdy.sharded_to_unreduced" => {
                 if name == "sdy.reduce_scatter" {
                     self.reduction_keyword(op);
                 }
@@ -633,7 +641,10 @@ impl Parser<'_> {
                 name: "reduction_op".into(),
                 name_span: self.rel(t),
                 span: self.rel(t),
-                value: Some(Attr { span: self.rel(t), kind: AttrKind::Keyword(self.text(t).into()) }),
+                value: Some(Attr {
+                    span: self.rel(t),
+                    kind: AttrKind::Keyword(self.text(t).into()),
+                }),
             });
         }
     }
@@ -646,9 +657,8 @@ impl Parser<'_> {
             return None;
         }
         self.expect(TokenKind::Equal, "'='")?;
-        let a = self.custom_attr(op, "out_sharding", |p| {
-            p.sdy_sharding_body().map(SdyAttr::Sharding)
-        })?;
+        let a =
+            self.custom_attr(op, "out_sharding", |p| p.sdy_sharding_body().map(SdyAttr::Sharding))?;
         op.inherent.push(a);
         self.attr_dict_and_sig(op)
     }
@@ -702,7 +712,8 @@ impl Parser<'_> {
     /// `func.func private? @name(%arg0: T {attrs} loc(..), ...) -> (R {attrs}) attributes {..} {body}`
     fn func_body(&mut self, op: &mut Op) -> Option<()> {
         let mut visibility = None;
-        if self.at(TokenKind::BareId) && matches!(self.peek_text(), "public" | "private" | "nested") {
+        if self.at(TokenKind::BareId) && matches!(self.peek_text(), "public" | "private" | "nested")
+        {
             let t = self.bump();
             visibility = Some(Name { text: self.text(t).into(), span: self.rel(t) });
         }
@@ -715,7 +726,8 @@ impl Parser<'_> {
         };
         let sym_text = self.text(sym_tok)[1..].trim_matches('"');
         let sym = Name { text: sym_text.into(), span: self.rel(sym_tok) };
-        let mut header = FuncHeader { visibility, sym, args: Vec::new(), results: Vec::new(), fn_attrs: None };
+        let mut header =
+            FuncHeader { visibility, sym, args: Vec::new(), results: Vec::new(), fn_attrs: None };
         self.expect(TokenKind::LParen, "'('")?;
         if self.eat(TokenKind::RParen).is_none() {
             loop {
@@ -725,9 +737,19 @@ impl Parser<'_> {
                         // External functions may list bare types.
                         if self.at_type_start() {
                             let ty = self.parse_type()?;
-                            let attrs = if self.at(TokenKind::LBrace) { Some(self.parse_attr_dict()?) } else { None };
+                            let attrs = if self.at(TokenKind::LBrace) {
+                                Some(self.parse_attr_dict()?)
+                            } else {
+                                None
+                            };
                             let loc = self.optional_loc();
-                            header.args.push(FuncArg { name: "".into(), span: ty.span, ty, attrs, loc });
+                            header.args.push(FuncArg {
+                                name: "".into(),
+                                span: ty.span,
+                                ty,
+                                attrs,
+                                loc,
+                            });
                             if self.eat(TokenKind::Comma).is_some() {
                                 continue;
                             }
@@ -740,7 +762,8 @@ impl Parser<'_> {
                 };
                 self.expect(TokenKind::Colon, "':'")?;
                 let ty = self.parse_type()?;
-                let attrs = if self.at(TokenKind::LBrace) { Some(self.parse_attr_dict()?) } else { None };
+                let attrs =
+                    if self.at(TokenKind::LBrace) { Some(self.parse_attr_dict()?) } else { None };
                 let loc = self.optional_loc();
                 header.args.push(FuncArg {
                     name: self.text(name_tok).into(),
@@ -761,7 +784,11 @@ impl Parser<'_> {
                 if self.eat(TokenKind::RParen).is_none() {
                     loop {
                         let ty = self.parse_type()?;
-                        let attrs = if self.at(TokenKind::LBrace) { Some(self.parse_attr_dict()?) } else { None };
+                        let attrs = if self.at(TokenKind::LBrace) {
+                            Some(self.parse_attr_dict()?)
+                        } else {
+                            None
+                        };
                         let loc = self.optional_loc();
                         header.results.push(FuncResult { ty, attrs, loc });
                         if self.eat(TokenKind::Comma).is_some() {
@@ -796,7 +823,10 @@ impl Parser<'_> {
                 return None;
             }
         };
-        let sym = Name { text: self.text(sym_tok)[1..].trim_matches('"').into(), span: self.rel(sym_tok) };
+        let sym = Name {
+            text: self.text(sym_tok)[1..].trim_matches('"').into(),
+            span: self.rel(sym_tok),
+        };
         op.custom = Custom::Mesh { sym };
         self.expect(TokenKind::Equal, "'='")?;
         let a = self.custom_attr(op, "mesh", |p| p.sdy_mesh_body().map(SdyAttr::Mesh))?;
@@ -813,11 +843,13 @@ impl Parser<'_> {
         self.value_use_list(op, TokenKind::RParen)?;
         for key in ["in_shardings", "out_shardings"] {
             self.expect_keyword_eq(key)?;
-            let a = self.custom_attr(op, key, |p| p.sdy_stripped_per_value().map(SdyAttr::PerValue))?;
+            let a =
+                self.custom_attr(op, key, |p| p.sdy_stripped_per_value().map(SdyAttr::PerValue))?;
             op.inherent.push(a);
         }
         self.expect_keyword_eq("manual_axes")?;
-        let a = self.custom_attr(op, "manual_axes", |p| p.sdy_manual_axes().map(SdyAttr::ManualAxes))?;
+        let a =
+            self.custom_attr(op, "manual_axes", |p| p.sdy_manual_axes().map(SdyAttr::ManualAxes))?;
         op.inherent.push(a);
         let args = self.block_args()?;
         let r = self.parse_region(args)?;
@@ -835,7 +867,10 @@ impl Parser<'_> {
             name: "name".into(),
             name_span: span,
             span,
-            value: Some(Attr { span, kind: AttrKind::String { raw: raw[1..raw.len() - 1].into() } }),
+            value: Some(Attr {
+                span,
+                kind: AttrKind::String { raw: raw[1..raw.len() - 1].into() },
+            }),
         });
         self.expect(TokenKind::Greater, "'>'")?;
         self.expect(TokenKind::LParen, "'('")?;
@@ -843,7 +878,8 @@ impl Parser<'_> {
         for key in ["in_shardings", "out_shardings"] {
             if self.at_keyword(key) {
                 self.expect_keyword_eq(key)?;
-                let a = self.custom_attr(op, key, |p| p.sdy_stripped_per_value().map(SdyAttr::PerValue))?;
+                let a = self
+                    .custom_attr(op, key, |p| p.sdy_stripped_per_value().map(SdyAttr::PerValue))?;
                 op.inherent.push(a);
             }
         }
@@ -916,7 +952,8 @@ impl Parser<'_> {
     /// signature, until the statement ends.
     fn scan_custom(&mut self, op: &mut Op) -> Option<()> {
         let mut pending_args: Vec<BlockArg> = Vec::new();
-        let callee_key = if &*op.name.text == "stablehlo.custom_call" { "call_target_name" } else { "callee" };
+        let callee_key =
+            if &*op.name.text == "stablehlo.custom_call" { "call_target_name" } else { "callee" };
         loop {
             if self.at_statement_end() {
                 return Some(());
@@ -937,7 +974,10 @@ impl Parser<'_> {
                         }),
                     });
                 }
-                TokenKind::LParen if self.nth_kind(1) == TokenKind::ValueId && self.nth_kind(2) == TokenKind::Colon => {
+                TokenKind::LParen
+                    if self.nth_kind(1) == TokenKind::ValueId
+                        && self.nth_kind(2) == TokenKind::Colon =>
+                {
                     pending_args.extend(self.block_args()?);
                 }
                 TokenKind::LParen | TokenKind::LBracket => self.scan_group(op)?,
@@ -959,14 +999,21 @@ impl Parser<'_> {
                     self.bump();
                     self.signature(op)?;
                 }
-                TokenKind::BareId if self.peek_text() == "loc" && self.nth_kind(1) == TokenKind::LParen => {
+                TokenKind::BareId
+                    if self.peek_text() == "loc" && self.nth_kind(1) == TokenKind::LParen =>
+                {
                     return Some(());
                 }
-                TokenKind::BareId if self.peek_text() == "attributes" && self.nth_kind(1) == TokenKind::LBrace => {
+                TokenKind::BareId
+                    if self.peek_text() == "attributes"
+                        && self.nth_kind(1) == TokenKind::LBrace =>
+                {
                     self.bump();
                     op.attrs = Some(self.parse_attr_dict()?);
                 }
-                TokenKind::BareId if self.nth_kind(1) == TokenKind::Equal => self.scan_keyword_value(op)?,
+                TokenKind::BareId if self.nth_kind(1) == TokenKind::Equal => {
+                    self.scan_keyword_value(op)?
+                }
                 TokenKind::Less => self.skip_balanced(),
                 TokenKind::HashId | TokenKind::BareId
                     if matches!(self.peek_text(), "dense" | "dense_resource" | "array")
@@ -1034,12 +1081,16 @@ impl Parser<'_> {
         if !self.enter() {
             return None;
         }
-        let close = if self.at(TokenKind::LParen) { TokenKind::RParen } else { TokenKind::RBracket };
+        let close =
+            if self.at(TokenKind::LParen) { TokenKind::RParen } else { TokenKind::RBracket };
         let open = self.bump();
         loop {
             if self.at_eof() {
                 let span = self.rel(open);
-                self.error(span, format!("expected '{}'", if close == TokenKind::RParen { ")" } else { "]" }));
+                self.error(
+                    span,
+                    format!("expected '{}'", if close == TokenKind::RParen { ")" } else { "]" }),
+                );
                 self.leave();
                 return None;
             }
@@ -1089,7 +1140,10 @@ impl Parser<'_> {
                 let w = self.text(t);
                 let after = self.nth_kind(n + 1);
                 (w.contains('.') || matches!(w, "return" | "call" | "module"))
-                    && !matches!(after, TokenKind::Equal | TokenKind::Comma | TokenKind::RBrace | TokenKind::Colon)
+                    && !matches!(
+                        after,
+                        TokenKind::Equal | TokenKind::Comma | TokenKind::RBrace | TokenKind::Colon
+                    )
             }
             TokenKind::HashId | TokenKind::BangId => self.nth_kind(n + 1) == TokenKind::Equal,
             TokenKind::CaretId | TokenKind::FileMetadataBegin | TokenKind::Eof => true,
@@ -1164,4 +1218,3 @@ fn static_op_name(name: &str) -> Option<&'static str> {
     ];
     NAMES.iter().copied().find(|n| *n == name)
 }
-

@@ -82,7 +82,10 @@ impl Parser<'_> {
                     }
                 }
                 let text = self.text_from(start_tok.start);
-                Some(Type { span: self.rel_from(start_tok.start), kind: TypeKind::Other(text.into()) })
+                Some(Type {
+                    span: self.rel_from(start_tok.start),
+                    kind: TypeKind::Other(text.into()),
+                })
             }
             _ => {
                 self.error_expected("type");

@@ -1,0 +1,188 @@
+//! No panic and no hang on any input: arbitrary bytes, random mutations of real files,
+//! pathological nesting and very long lines go through the whole analysis.
+//!
+//! `SDY_FUZZ_SECONDS=600 cargo test --release -p sdy-tests --test no_panic -- --nocapture`
+//! runs the mutation fuzzer for that long instead of the short CI budget.
+
+use proptest::prelude::*;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Runs everything we have over `text`, split and unsplit.
+fn analyze_everything(text: &str) {
+    for split in [false, true] {
+        for chunk in sdy_analysis::parse_chunks(text, split) {
+            let a = sdy_analysis::analyze_chunk(&chunk);
+            let _ = sdy_analysis::syntax_diags::first_parse_failure(&a.diagnostics);
+        }
+    }
+}
+
+/// Inputs to mutate: the conformance and corpus files when `../shared` is there, and a
+/// built-in module so the test never tests nothing.
+fn seeds() -> Vec<String> {
+    let mut out = vec![include_str!("../../examples/mlp.mlir").to_string()];
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared");
+    for dir in ["conformance/ir", "conformance/propagation", "conformance/debugging"] {
+        if let Ok(entries) = std::fs::read_dir(shared.join(dir)) {
+            let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+            paths.sort();
+            out.extend(paths.iter().filter_map(|p| std::fs::read_to_string(p).ok()));
+        }
+    }
+    if let Ok(t) = std::fs::read_to_string(shared.join("corpus/tfm_1k.mlir")) {
+        out.push(t);
+    }
+    out
+}
+
+/// Small deterministic PRNG (xorshift64*), so failures are reproducible from the seed.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545F4914F6CDD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
+    }
+}
+
+const SNIPPETS: &[&str] = &[
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    "<",
+    ">",
+    "\"",
+    "%",
+    "%0",
+    "#",
+    "@",
+    "?",
+    ":",
+    ",",
+    "=",
+    "->",
+    "\n",
+    "// -----\n",
+    "p1",
+    "{\"x\":(2)4, ?}",
+    "#sdy.sharding<",
+    "#sdy.sharding_per_value<[",
+    "#sdy.op_sharding_rule<([i])->([",
+    "sdy.mesh @m = <[\"x\"=2]>\n",
+    "stablehlo.add ",
+    "tensor<8x?xf32>",
+    "loc(",
+    "^bb0(%a: f32):",
+    "é",
+    "\\22",
+    "{-#",
+    "#-}",
+    "dense<",
+    "0x",
+];
+
+/// One random mutation of `text` (always on char boundaries).
+fn mutate(rng: &mut Rng, text: &str) -> String {
+    let boundary = |rng: &mut Rng, s: &str| {
+        let mut i = rng.below(s.len() + 1);
+        while !s.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let mut s = text.to_string();
+    for _ in 0..1 + rng.below(4) {
+        let a = boundary(rng, &s);
+        let b = (a + rng.below(64)).min(s.len());
+        let b = (a..=b).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(a);
+        match rng.below(4) {
+            0 => s.replace_range(a..b, ""),
+            1 => s.insert_str(a, SNIPPETS[rng.below(SNIPPETS.len())]),
+            2 => {
+                let piece = s[a..b].to_string();
+                let c = boundary(rng, &s);
+                s.insert_str(c, &piece);
+            }
+            _ => s.replace_range(a..b, SNIPPETS[rng.below(SNIPPETS.len())]),
+        }
+    }
+    s
+}
+
+#[test]
+fn mutated_real_files() {
+    let seeds = seeds();
+    let budget = std::env::var("SDY_FUZZ_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .map(Duration::from_secs)
+        .unwrap_or(Duration::from_secs(3));
+    let start = Instant::now();
+    let mut rng = Rng(0x9E3779B97F4A7C15);
+    let mut runs = 0u64;
+    while start.elapsed() < budget {
+        let seed = &seeds[rng.below(seeds.len())];
+        let text = mutate(&mut rng, seed);
+        analyze_everything(&text);
+        runs += 1;
+    }
+    eprintln!("no_panic: {runs} mutated inputs analysed in {:?}", start.elapsed());
+    assert!(runs > 0);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+        analyze_everything(&String::from_utf8_lossy(&bytes));
+    }
+
+    #[test]
+    fn arbitrary_token_soup(parts in proptest::collection::vec(0..SNIPPETS.len(), 0..200)) {
+        let text: String = parts.iter().map(|&i| SNIPPETS[i]).collect::<Vec<_>>().join(" ");
+        analyze_everything(&text);
+    }
+}
+
+#[test]
+fn deep_nesting_does_not_overflow() {
+    for open in ["{", "(", "[", "<", "#sdy.sharding<", "tensor<"] {
+        let text = format!("%0 = \"d.op\"() {{a = {}}} : () -> ()\n", open.repeat(10_000));
+        analyze_everything(&text);
+        let text = format!("func.func @f() {{\n{}\n}}", open.repeat(10_000));
+        analyze_everything(&text);
+    }
+    // 10k nested regions.
+    let text = format!("{}{}", "\"d.op\"() ({\n".repeat(10_000), "}) : () -> ()\n".repeat(10_000));
+    analyze_everything(&text);
+}
+
+#[test]
+fn one_megabyte_line() {
+    let args: Vec<String> = (0..20_000)
+        .map(|i| {
+            format!("%arg{i}: tensor<8xf32> {{sdy.sharding = #sdy.sharding<@m, [{{\"x\"}}]>}}")
+        })
+        .collect();
+    let text = format!(
+        "sdy.mesh @m = <[\"x\"=2]>\nfunc.func @main({}) {{\n  return\n}}\n",
+        args.join(", ")
+    );
+    assert!(text.len() > 1_000_000);
+    let start = Instant::now();
+    analyze_everything(&text);
+    assert!(start.elapsed() < Duration::from_secs(30), "a long line must stay linear");
+}
