@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 fn analyze_everything(text: &str) {
     for split in [false, true] {
         for chunk in sdy_analysis::parse_chunks(text, split) {
-            let a = sdy_analysis::analyze_chunk(&chunk);
+            let a = sdy_analysis::analyze_chunk(text, &chunk);
             let _ = sdy_analysis::syntax_diags::first_parse_failure(&a.diagnostics);
         }
     }

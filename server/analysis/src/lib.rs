@@ -4,6 +4,7 @@ pub mod diag;
 pub mod model;
 pub mod print;
 pub mod syntax_diags;
+pub mod verify;
 
 use diag::Diagnostic;
 use model::Model;
@@ -31,8 +32,12 @@ pub struct ChunkAnalysis {
 }
 
 /// Builds the semantic model of a chunk and collects its diagnostics.
-pub fn analyze_chunk(chunk: &Chunk) -> ChunkAnalysis {
+pub fn analyze_chunk(src: &str, chunk: &Chunk) -> ChunkAnalysis {
     let model = Model::build(chunk);
-    let diagnostics = syntax_diags::syntax_diagnostics(chunk);
+    let mut diagnostics = syntax_diags::syntax_diagnostics(chunk);
+    // Syntax errors keep their order (a failure's chained lines follow its first error).
+    let mut verifier = verify::verify_chunk(&model, src);
+    verifier.sort_by_key(|d| d.span.start);
+    diagnostics.extend(verifier);
     ChunkAnalysis { model, diagnostics }
 }

@@ -1,6 +1,4 @@
 //! Parses files and prints error counts (a development aid).
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use sdy_syntax::tree::{Child, StmtKind};
 
 fn walk(
@@ -34,6 +32,7 @@ fn walk(
 }
 
 fn main() {
+    sizes();
     for path in std::env::args().skip(1) {
         let text = std::fs::read_to_string(&path).unwrap();
         let t = std::time::Instant::now();
@@ -47,4 +46,12 @@ fn main() {
             text.len() as f64 / dt.as_secs_f64() / 1e6
         );
     }
+}
+#[allow(dead_code)]
+fn sizes() {
+    use sdy_syntax::tree::*;
+    eprintln!("Op {} Type {} Attr {} NamedAttr {} ValueRef {} Signature {} Region {} Child {}",
+        std::mem::size_of::<Op>(), std::mem::size_of::<Type>(), std::mem::size_of::<Attr>(),
+        std::mem::size_of::<NamedAttr>(), std::mem::size_of::<ValueRef>(), std::mem::size_of::<Signature>(),
+        std::mem::size_of::<Region>(), std::mem::size_of::<Child>());
 }

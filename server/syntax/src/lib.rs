@@ -1,8 +1,10 @@
 //! Syntax layer of sdy-lsp: lexer, tolerant parser, syntax tree with byte ranges.
 //! Knows nothing of LSP, JSON or async; works on byte offsets.
+pub mod document;
 pub mod lexer;
 pub mod parser;
 pub mod sdy;
+mod shift;
 pub mod span;
 pub mod split;
 pub mod tree;

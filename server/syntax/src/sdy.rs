@@ -3,6 +3,7 @@
 //! Spans are relative to the enclosing op, like every span in an op.
 
 use crate::span::Span;
+use crate::tree::Str;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum SdyAttr {
@@ -33,7 +34,7 @@ pub struct MeshAst {
 #[derive(Clone, Debug, PartialEq)]
 pub struct MeshAxisAst {
     pub span: Span,
-    pub name: Box<str>,
+    pub name: Str,
     pub name_span: Span,
     pub size: i64,
     pub size_span: Span,
@@ -48,7 +49,7 @@ pub struct DeviceIdsAst {
 /// `@mesh` or `mesh<...>`
 #[derive(Clone, Debug, PartialEq)]
 pub enum MeshRefAst {
-    Symbol { name: Box<str>, span: Span },
+    Symbol { name: Str, span: Span },
     Inline(MeshAst),
 }
 
@@ -77,7 +78,7 @@ pub struct DimShardingAst {
 pub struct AxisRefAst {
     pub span: Span,
     /// The axis name, unquoted (escapes undecoded).
-    pub name: Box<str>,
+    pub name: Str,
     pub name_span: Span,
     /// `:(pre)size`
     pub sub: Option<SubAxisAst>,

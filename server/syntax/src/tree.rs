@@ -8,6 +8,9 @@
 //! from the edited statement to the root.
 
 use crate::sdy::SdyAttr;
+
+/// Short strings (names, keywords) are stored inline: parsing allocates far less.
+pub type Str = compact_str::CompactString;
 use crate::span::Span;
 use std::sync::Arc;
 
@@ -123,14 +126,14 @@ impl Op {
 /// A name with its span: op names, symbols, block labels.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Name {
-    pub text: Box<str>,
+    pub text: Str,
     pub span: Span,
 }
 
 /// `%name` or `%name:count` in a result list.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResultGroup {
-    pub name: Box<str>,
+    pub name: Str,
     pub span: Span,
     pub count: u32,
 }
@@ -138,7 +141,7 @@ pub struct ResultGroup {
 /// A use of an SSA value: `%x` or `%x#2`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ValueRef {
-    pub name: Box<str>,
+    pub name: Str,
     pub index: Option<u32>,
     pub span: Span,
 }
@@ -175,7 +178,7 @@ impl Child {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct BlockArg {
-    pub name: Box<str>,
+    pub name: Str,
     pub span: Span,
     pub ty: Option<Type>,
     pub attrs: Option<AttrDict>,
@@ -205,25 +208,30 @@ pub enum SigForm {
     List,
 }
 
+/// A type as written. The kind is interned per parse: identical spellings share one
+/// `TypeKind`, so the many repeated tensor types of real files cost a pointer each.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Type {
     pub span: Span,
-    pub kind: TypeKind,
+    pub kind: Arc<TypeKind>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum TypeKind {
     /// `tensor<8x?xf32>`; `shape == None` for unranked `tensor<*xf32>`.
-    Tensor { shape: Option<Vec<Dim>>, elem: Box<str>, encoding: Option<Box<str>> },
+    Tensor { shape: Option<Shape>, elem: Str, encoding: Option<Str> },
     /// `!stablehlo.token`
     Token,
     /// `tuple<...>`
     Tuple(Vec<Type>),
     /// `!alias` defined by a type alias.
-    Alias(Box<str>),
+    Alias(Str),
     /// Anything else, by its text (`f32`, `i1`, `!quant.uniform<...>`, `complex<f32>`).
-    Other(Box<str>),
+    Other(Str),
 }
+
+/// Tensor dimensions; up to 6 inline.
+pub type Shape = smallvec::SmallVec<[Dim; 6]>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dim {
@@ -233,13 +241,13 @@ pub enum Dim {
 
 impl Type {
     pub fn rank(&self) -> Option<usize> {
-        match &self.kind {
+        match &*self.kind {
             TypeKind::Tensor { shape: Some(s), .. } => Some(s.len()),
             _ => None,
         }
     }
     pub fn shape(&self) -> Option<&[Dim]> {
-        match &self.kind {
+        match &*self.kind {
             TypeKind::Tensor { shape: Some(s), .. } => Some(s),
             _ => None,
         }
@@ -261,7 +269,7 @@ impl AttrDict {
 /// `name = value`, or a unit attribute `name`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NamedAttr {
-    pub name: Box<str>,
+    pub name: Str,
     pub name_span: Span,
     pub value: Option<Attr>,
     pub span: Span,
@@ -277,27 +285,27 @@ pub struct Attr {
 pub enum AttrKind {
     /// An integer with its optional type: `1 : i64`, `-3`.
     Int {
-        value: i128,
+        value: i64,
         ty: Option<Type>,
     },
     /// A float literal with its optional type; the text keeps the exact spelling.
     Float {
-        text: Box<str>,
+        text: Str,
         ty: Option<Type>,
     },
     Bool(bool),
     Unit,
     /// A string literal; `raw` is the text between the quotes, escapes undecoded.
     String {
-        raw: Box<str>,
+        raw: Str,
     },
     /// `@sym`
-    Symbol(Box<str>),
+    Symbol(Str),
     Array(Vec<Attr>),
     /// `array<i64: 1, 2>`
     DenseArray {
-        elem: Box<str>,
-        values: Vec<i128>,
+        elem: Str,
+        values: Vec<i64>,
     },
     Dict(AttrDict),
     Type(Type),
@@ -308,9 +316,9 @@ pub enum AttrKind {
     /// An sdy attribute, parsed.
     Sdy(Box<SdyAttr>),
     /// `#alias` (not an sdy attribute).
-    AliasRef(Box<str>),
+    AliasRef(Str),
     /// A bare keyword used as a value (e.g. enum spellings like `FORWARD`).
-    Keyword(Box<str>),
+    Keyword(Str),
     /// Anything else, kept by its span (e.g. `#stablehlo.gather<...>`).
     Opaque,
 }
@@ -323,14 +331,15 @@ pub enum Custom {
     Func(Box<FuncHeader>),
     Module(Box<ModuleHeader>),
     /// `sdy.mesh @name = <...>`
-    Mesh {
-        sym: Name,
-    },
+    Mesh { sym: Box<Name> },
     /// `#name = ...` / `!name = ...`
-    Alias {
-        name: Name,
-        value: AliasValue,
-    },
+    Alias(Box<AliasDef>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct AliasDef {
+    pub name: Name,
+    pub value: AliasValue,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -351,7 +360,7 @@ pub struct FuncHeader {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct FuncArg {
-    pub name: Box<str>,
+    pub name: Str,
     pub span: Span,
     pub ty: Type,
     pub attrs: Option<AttrDict>,

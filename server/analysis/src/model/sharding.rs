@@ -162,3 +162,72 @@ impl TensorSharding {
         self.dims.iter().flat_map(|d| &d.axes).chain(&self.replicated).chain(&self.unreduced)
     }
 }
+
+impl std::fmt::Display for Mesh {
+    /// MLIR's printed form of the mesh body: `<["a"=2, "b"=4], device_ids=[...]>`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let axes: Vec<String> = self.axes.iter().map(|a| format!("\"{}\"={}", a.name, a.size)).collect();
+        write!(f, "<[{}]", axes.join(", "))?;
+        if let Some(ids) = &self.device_ids {
+            let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+            write!(f, ", device_ids=[{}]", ids.join(", "))?;
+        }
+        f.write_str(">")
+    }
+}
+
+fn axis_list(list: &[AxisRef]) -> String {
+    list.iter().map(AxisRef::display).collect::<Vec<_>>().join(", ")
+}
+
+impl TensorSharding {
+    /// The body `<@mesh, [...], replicated={...}, unreduced={...}>` as MLIR prints it.
+    pub fn body(&self) -> String {
+        let mut out = String::from("<");
+        match &self.mesh {
+            MeshRef::Symbol { name, .. } => {
+                out.push('@');
+                out.push_str(name);
+            }
+            MeshRef::Inline(m) => {
+                out.push_str("mesh");
+                out.push_str(&m.to_string());
+            }
+        }
+        out.push_str(", [");
+        for (i, d) in self.dims.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            out.push('{');
+            out.push_str(&axis_list(&d.axes));
+            if !d.closed {
+                out.push_str(if d.axes.is_empty() { "?" } else { ", ?" });
+            }
+            out.push('}');
+            if let Some(p) = d.priority {
+                out.push_str(&format!("p{p}"));
+            }
+        }
+        out.push(']');
+        if !self.replicated.is_empty() {
+            out.push_str(&format!(", replicated={{{}}}", axis_list(&self.replicated)));
+        }
+        if !self.unreduced.is_empty() {
+            let op = match self.unreduced_op {
+                Reduction::Sum => "",
+                r => r.as_str(),
+            };
+            out.push_str(&format!(", unreduced={op}{{{}}}", axis_list(&self.unreduced)));
+        }
+        out.push('>');
+        out
+    }
+}
+
+impl std::fmt::Display for TensorSharding {
+    /// `#sdy.sharding<...>`
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "#sdy.sharding{}", self.body())
+    }
+}

@@ -48,7 +48,7 @@ pub fn run(args: &[String]) -> ExitCode {
         };
         let index = LineIndex::new(&text);
         for chunk in sdy_analysis::parse_chunks(&text, split) {
-            let analysis = sdy_analysis::analyze_chunk(&chunk);
+            let analysis = sdy_analysis::analyze_chunk(&text, &chunk);
             for d in &analysis.diagnostics {
                 any_error |= d.severity == Severity::Error;
                 if json {

@@ -26,9 +26,21 @@ impl Parser<'_> {
         Some(AttrDict { span: self.rel_from(open.start), entries })
     }
 
+    /// Like `parse_attr_dict`, but on an error (already reported) skips the whole
+    /// `{...}` group and returns `None`, so the rest of the op is still read.
+    pub(crate) fn parse_attr_dict_recovering(&mut self) -> Option<AttrDict> {
+        let save = self.save();
+        let d = self.parse_attr_dict();
+        if d.is_none() {
+            self.restore(save);
+            self.skip_balanced();
+        }
+        d
+    }
+
     fn parse_named_attr(&mut self) -> Option<NamedAttr> {
         let name_tok = self.peek();
-        let name: Box<str> = match name_tok.kind {
+        let name: crate::tree::Str = match name_tok.kind {
             TokenKind::BareId => self.text(name_tok).into(),
             TokenKind::String => {
                 let t = self.text(name_tok);
@@ -79,7 +91,7 @@ impl Parser<'_> {
                     }
                     TokenKind::Float => {
                         self.bump();
-                        let text: Box<str> = self.text_from(start.start).into();
+                        let text: crate::tree::Str = self.text_from(start.start).into();
                         let ty = self.optional_colon_type();
                         AttrKind::Float { text, ty }
                     }
@@ -91,7 +103,7 @@ impl Parser<'_> {
             }
             TokenKind::Float => {
                 self.bump();
-                let text: Box<str> = self.text(start).into();
+                let text: crate::tree::Str = self.text(start).into();
                 let ty = self.optional_colon_type();
                 AttrKind::Float { text, ty }
             }
@@ -218,7 +230,7 @@ impl Parser<'_> {
         self.bump();
         self.expect(TokenKind::Less, "'<'")?;
         let elem_tok = self.bump();
-        let elem: Box<str> = self.text(elem_tok).into();
+        let elem: crate::tree::Str = self.text(elem_tok).into();
         let mut values = Vec::new();
         if self.eat(TokenKind::Colon).is_some() {
             loop {
@@ -232,7 +244,7 @@ impl Parser<'_> {
                     }
                     TokenKind::BareId if matches!(self.text(t), "true" | "false") => {
                         self.bump();
-                        values.push((self.text(t) == "true") as i128);
+                        values.push((self.text(t) == "true") as i64);
                     }
                     TokenKind::Float => {
                         self.bump();
@@ -283,15 +295,15 @@ impl Parser<'_> {
 }
 
 /// Parses a decimal or hex integer literal, with an optional leading `-`.
-pub(crate) fn parse_int(text: &str) -> Option<i128> {
+pub(crate) fn parse_int(text: &str) -> Option<i64> {
     let (neg, t) = match text.strip_prefix('-') {
         Some(rest) => (true, rest.trim_start()),
         None => (false, text),
     };
     let v = if let Some(hex) = t.strip_prefix("0x") {
-        i128::from_str_radix(hex, 16).ok()?
+        u64::from_str_radix(hex, 16).ok()? as i64
     } else {
-        t.parse::<i128>().ok()?
+        t.parse::<i64>().or_else(|_| t.parse::<u64>().map(|v| v as i64)).ok()?
     };
     Some(if neg { -v } else { v })
 }

@@ -17,10 +17,22 @@ pub use op::is_statement_start_kind;
 /// recursed into, so pathological input cannot overflow the stack.
 const MAX_DEPTH: u32 = 256;
 
-/// A token cursor over one piece of text (a chunk, or one statement when re-parsing).
+/// How many tokens past the cursor are always lexed. Lookahead never needs more
+/// (a longer look, e.g. at a huge result list, just sees the end of input).
+const LOOKAHEAD: usize = 64;
+
+/// A token cursor over one piece of text (a chunk, or statements when re-parsing).
+///
+/// Tokens are lexed on demand into a window that is trimmed at statement starts, so
+/// parsing never materialises the whole file's tokens.
 pub struct Parser<'s> {
     pub(crate) src: &'s str,
+    lexer: logos::Lexer<'s, TokenKind>,
+    /// The token window; `toks[0]` has the global index `first`.
     toks: Vec<Token>,
+    first: usize,
+    lexed_all: bool,
+    /// Global index of the current token.
     pos: usize,
     /// Start of the op being parsed: spans are made relative to it.
     pub(crate) base: u32,
@@ -30,52 +42,107 @@ pub struct Parser<'s> {
     /// (`custom op 'sdy.mesh' ...`).
     pub(crate) custom_op: Option<&'static str>,
     depth: u32,
+    /// Interned types by spelling (see `tree::Type`).
+    types: rustc_hash::FxHashMap<&'s str, Arc<crate::tree::TypeKind>>,
     /// Whether the last emitted error started a new failure (for `chained`).
     in_failure: bool,
 }
 
 impl<'s> Parser<'s> {
     pub fn new(src: &'s str) -> Parser<'s> {
-        let mut toks = Vec::with_capacity(src.len() / 5 + 1);
-        lexer::lex_into(src, 0, &mut toks);
-        toks.retain(|t| t.kind != TokenKind::Comment);
-        Parser {
+        use logos::Logos;
+        let mut p = Parser {
             src,
-            toks,
+            lexer: TokenKind::lexer(src),
+            toks: Vec::with_capacity(8192),
+            first: 0,
+            lexed_all: false,
             pos: 0,
             base: 0,
             errors: Vec::new(),
             custom_op: None,
             depth: 0,
+            types: rustc_hash::FxHashMap::default(),
             in_failure: false,
+        };
+        p.refill();
+        p
+    }
+
+    /// Lexes more tokens when fewer than `LOOKAHEAD` remain past the cursor.
+    #[inline]
+    fn refill(&mut self) {
+        if self.lexed_all || self.first + self.toks.len() >= self.pos + LOOKAHEAD {
+            return;
         }
+        self.lex_batch();
+    }
+
+    #[inline(never)]
+    fn lex_batch(&mut self) {
+        let target = self.toks.len() + 1024;
+        while self.toks.len() < target {
+            match self.lexer.next() {
+                Some(r) => {
+                    let kind = r.unwrap_or(TokenKind::Error);
+                    if kind == TokenKind::Comment {
+                        continue;
+                    }
+                    let span = self.lexer.span();
+                    self.toks.push(Token { kind, start: span.start as u32, end: span.end as u32 });
+                }
+                None => {
+                    self.lexed_all = true;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Forgets tokens before the current one (keeping the previous token): called at
+    /// statement starts, where the parser never backtracks across.
+    pub(crate) fn trim_window(&mut self) {
+        if self.pos > self.first + 4096 {
+            let drop = self.pos - 1 - self.first;
+            self.toks.drain(..drop);
+            self.first += drop;
+        }
+    }
+
+    #[inline]
+    fn tok(&self, i: usize) -> Option<Token> {
+        i.checked_sub(self.first).and_then(|k| self.toks.get(k)).copied()
     }
 
     // ----- cursor -----
 
+    #[inline]
     pub(crate) fn nth(&self, n: usize) -> Token {
-        match self.toks.get(self.pos + n) {
-            Some(t) => *t,
+        match self.tok(self.pos + n) {
+            Some(t) => t,
             None => {
                 let end = self.src.len() as u32;
                 Token { kind: TokenKind::Eof, start: end, end }
             }
         }
     }
+    #[inline]
     pub(crate) fn peek(&self) -> Token {
         self.nth(0)
     }
+    #[inline]
     pub(crate) fn kind(&self) -> TokenKind {
         self.peek().kind
     }
     pub(crate) fn nth_kind(&self, n: usize) -> TokenKind {
         self.nth(n).kind
     }
+    #[inline]
     pub(crate) fn at(&self, kind: TokenKind) -> bool {
         self.kind() == kind
     }
     pub(crate) fn at_eof(&self) -> bool {
-        self.pos >= self.toks.len()
+        self.kind() == TokenKind::Eof
     }
     pub(crate) fn text(&self, tok: Token) -> &'s str {
         tok.text(self.src)
@@ -87,10 +154,12 @@ impl<'s> Parser<'s> {
     pub(crate) fn at_keyword(&self, kw: &str) -> bool {
         self.at(TokenKind::BareId) && self.peek_text() == kw
     }
+    #[inline]
     pub(crate) fn bump(&mut self) -> Token {
         let t = self.peek();
-        if self.pos < self.toks.len() {
+        if t.kind != TokenKind::Eof {
             self.pos += 1;
+            self.refill();
         }
         t
     }
@@ -113,7 +182,7 @@ impl<'s> Parser<'s> {
         if self.pos == 0 {
             0
         } else {
-            self.toks[self.pos - 1].end
+            self.tok(self.pos - 1).map_or(0, |t| t.end)
         }
     }
     /// Whether a line break separates the current token from the previous one.
@@ -125,11 +194,11 @@ impl<'s> Parser<'s> {
         if i == 0 {
             return true;
         }
-        let prev_end = match self.toks.get(i - 1) {
+        let prev_end = match self.tok(i - 1) {
             Some(t) => t.end as usize,
             None => return true,
         };
-        let start = self.toks.get(i).map_or(self.src.len(), |t| t.start as usize);
+        let start = self.tok(i).map_or(self.src.len(), |t| t.start as usize);
         self.src.as_bytes()[prev_end..start].contains(&b'\n')
     }
     pub(crate) fn save(&self) -> usize {
@@ -298,4 +367,80 @@ pub fn parse_statement_seq(text: &str, in_region: bool) -> Option<Vec<Child>> {
         return None;
     }
     Some(out)
+}
+
+// ---------------------------------------------------------------------------------------
+// Incremental re-parsing support, used by `crate::document`. Additive only.
+// ---------------------------------------------------------------------------------------
+
+/// Re-parses a run of sibling statements for an incremental update, exactly as the full
+/// parse would read them.
+///
+/// `text` must start at a line start (or at the chunk start), so that it lexes as in the
+/// whole document; its tokens before `from` are only context (line breaks, the previous
+/// token), and its text from `stop` on is only lookahead context. Statements are read from
+/// the first token at or after `from` until the next token starts at or after `stop`, as
+/// in a block (`in_region`) or at the top level of a chunk, with the parser `depth`
+/// regions deep. Offsets are relative to `text`.
+///
+/// Returns `None` when the run does not fit between `from` and `stop`: a token straddles
+/// either position, a statement ends after `stop`, or the run meets a `}` or a block
+/// label, which the enclosing region handles itself.
+pub fn reparse_siblings(
+    text: &str,
+    from: u32,
+    stop: u32,
+    in_region: bool,
+    depth: u32,
+) -> Option<Vec<Child>> {
+    if straddled(text, from) || straddled(text, stop) {
+        return None;
+    }
+    let mut p = Parser::new(text);
+    p.depth = depth;
+    while !p.at_eof() && p.peek().start < from {
+        p.bump();
+    }
+    let mut out = Vec::new();
+    loop {
+        let t = p.peek();
+        if t.kind == TokenKind::Eof || t.start >= stop {
+            break;
+        }
+        match t.kind {
+            TokenKind::RBrace | TokenKind::CaretId if in_region => return None,
+            TokenKind::RBrace => {
+                // What `Parser::top_level` does with a stray `}`.
+                p.bump();
+                let mut op = Op::empty(crate::tree::StmtKind::Error);
+                op.len = t.end - t.start;
+                op.errors.push(SyntaxError {
+                    span: Span::new(0, op.len),
+                    message: "unexpected '}' at top level".to_string(),
+                    chained: false,
+                });
+                out.push(Child { offset: t.start, op: Arc::new(op) });
+            }
+            _ => out.push(p.statement(in_region)?),
+        }
+    }
+    if p.prev_end() > stop {
+        return None;
+    }
+    Some(out)
+}
+
+/// Whether a token (comments included) starts before `at` and ends after it. Only the
+/// line around `at` is lexed: no token spans a line break.
+fn straddled(text: &str, at: u32) -> bool {
+    let at = at as usize;
+    if at == 0 || at >= text.len() {
+        return false;
+    }
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    let base = line_start as u32;
+    let mut toks = Vec::new();
+    lexer::lex_into(&text[line_start..line_end], base, &mut toks);
+    toks.iter().any(|t| (t.start as usize) < at && (t.end as usize) > at)
 }

@@ -46,6 +46,7 @@ impl Parser<'_> {
     /// One statement at the current token, or `None` at the end of input or at the `}`
     /// closing the enclosing region. Always consumes at least one token otherwise.
     pub(crate) fn statement(&mut self, in_region: bool) -> Option<Child> {
+        self.trim_window();
         if self.at_eof() || (in_region && self.at(TokenKind::RBrace)) {
             return None;
         }
@@ -108,11 +109,11 @@ impl Parser<'_> {
             _ => {
                 let mut op = Op::empty(StmtKind::Op);
                 if self.at(TokenKind::ValueId) && !self.result_list(&mut op) {
-                    self.recover();
+                    self.recover(&mut op);
                     return op;
                 }
                 if self.op_after_results(&mut op).is_none() {
-                    self.recover();
+                    self.recover(&mut op);
                 }
                 op
             }
@@ -131,8 +132,8 @@ impl Parser<'_> {
             self.parse_attr().map(AliasValue::Attr)
         };
         match value {
-            Some(value) => op.custom = Custom::Alias { name, value },
-            None => self.recover(),
+            Some(value) => op.custom = Custom::Alias(Box::new(AliasDef { name, value })),
+            None => self.recover(&mut op),
         }
         op
     }
@@ -240,7 +241,7 @@ impl Parser<'_> {
             self.expect(TokenKind::RParen, "')'")?;
         }
         if self.at(TokenKind::LBrace) {
-            op.attrs = Some(self.parse_attr_dict()?);
+            op.attrs = self.parse_attr_dict_recovering();
         }
         self.expect(TokenKind::Colon, "':'")?;
         self.signature(op)
@@ -423,7 +424,7 @@ impl Parser<'_> {
             self.expect(TokenKind::Colon, "':'")?;
             let ty = self.parse_type()?;
             let attrs =
-                if self.at(TokenKind::LBrace) { Some(self.parse_attr_dict()?) } else { None };
+                if self.at(TokenKind::LBrace) { self.parse_attr_dict_recovering() } else { None };
             let loc = self.optional_loc();
             args.push(BlockArg {
                 name: self.text(name_tok).into(),
@@ -475,7 +476,8 @@ impl Parser<'_> {
     // ----- custom forms -----
 
     fn custom_body(&mut self, op: &mut Op) -> Option<()> {
-        let name: &str = &op.name.text.clone();
+        let name_text = op.name.text.clone();
+        let name: &str = &name_text;
         match name {
             "module" | "builtin.module" => self.module_body(op),
             "func.func" => self.func_body(op),
@@ -519,7 +521,7 @@ impl Parser<'_> {
             "sdy.return" | "return" | "func.return" | "stablehlo.return" => self.return_like(op),
             "sdy.constant" => {
                 if self.at(TokenKind::LBrace) {
-                    op.attrs = Some(self.parse_attr_dict()?);
+                    op.attrs = self.parse_attr_dict_recovering();
                 }
                 let value = self.parse_attr()?;
                 let ty = match &value.kind {
@@ -666,7 +668,7 @@ impl Parser<'_> {
     /// `{attrs}? : T`
     fn attr_dict_and_sig(&mut self, op: &mut Op) -> Option<()> {
         if self.at(TokenKind::LBrace) {
-            op.attrs = Some(self.parse_attr_dict()?);
+            op.attrs = self.parse_attr_dict_recovering();
         }
         self.expect(TokenKind::Colon, "':'")?;
         self.signature(op)
@@ -675,7 +677,7 @@ impl Parser<'_> {
     /// `return {attrs}? %a, %b : T, U` (also `sdy.return`, `stablehlo.return`).
     fn return_like(&mut self, op: &mut Op) -> Option<()> {
         if self.at(TokenKind::LBrace) && !self.at_region_start() {
-            op.attrs = Some(self.parse_attr_dict()?);
+            op.attrs = self.parse_attr_dict_recovering();
         }
         if self.at(TokenKind::ValueId) && !self.at_statement_boundary() {
             loop {
@@ -697,7 +699,7 @@ impl Parser<'_> {
             header.sym = Some(Name { text: self.text(t)[1..].into(), span: self.rel(t) });
         }
         if self.eat_keyword("attributes").is_some() {
-            header.attrs = Some(self.parse_attr_dict()?);
+            header.attrs = self.parse_attr_dict_recovering();
         }
         op.custom = Custom::Module(Box::new(header));
         if !self.at(TokenKind::LBrace) {
@@ -738,7 +740,7 @@ impl Parser<'_> {
                         if self.at_type_start() {
                             let ty = self.parse_type()?;
                             let attrs = if self.at(TokenKind::LBrace) {
-                                Some(self.parse_attr_dict()?)
+                                self.parse_attr_dict_recovering()
                             } else {
                                 None
                             };
@@ -763,7 +765,7 @@ impl Parser<'_> {
                 self.expect(TokenKind::Colon, "':'")?;
                 let ty = self.parse_type()?;
                 let attrs =
-                    if self.at(TokenKind::LBrace) { Some(self.parse_attr_dict()?) } else { None };
+                    if self.at(TokenKind::LBrace) { self.parse_attr_dict_recovering() } else { None };
                 let loc = self.optional_loc();
                 header.args.push(FuncArg {
                     name: self.text(name_tok).into(),
@@ -785,7 +787,7 @@ impl Parser<'_> {
                     loop {
                         let ty = self.parse_type()?;
                         let attrs = if self.at(TokenKind::LBrace) {
-                            Some(self.parse_attr_dict()?)
+                            self.parse_attr_dict_recovering()
                         } else {
                             None
                         };
@@ -804,7 +806,7 @@ impl Parser<'_> {
             }
         }
         if self.eat_keyword("attributes").is_some() {
-            header.fn_attrs = Some(self.parse_attr_dict()?);
+            header.fn_attrs = self.parse_attr_dict_recovering();
         }
         op.custom = Custom::Func(Box::new(header));
         if self.at(TokenKind::LBrace) {
@@ -827,12 +829,12 @@ impl Parser<'_> {
             text: self.text(sym_tok)[1..].trim_matches('"').into(),
             span: self.rel(sym_tok),
         };
-        op.custom = Custom::Mesh { sym };
+        op.custom = Custom::Mesh { sym: Box::new(sym) };
         self.expect(TokenKind::Equal, "'='")?;
         let a = self.custom_attr(op, "mesh", |p| p.sdy_mesh_body().map(SdyAttr::Mesh))?;
         op.inherent.push(a);
         if self.at(TokenKind::LBrace) && !self.at_statement_boundary_nth(0) {
-            op.attrs = Some(self.parse_attr_dict()?);
+            op.attrs = self.parse_attr_dict_recovering();
         }
         Some(())
     }
@@ -918,7 +920,7 @@ impl Parser<'_> {
             self.signature(op)?;
         }
         if self.eat_keyword("attributes").is_some() {
-            op.attrs = Some(self.parse_attr_dict()?);
+            op.attrs = self.parse_attr_dict_recovering();
         }
         let types: Vec<Type> = op.sig.inputs.clone();
         let block_args = |_: ()| -> Vec<BlockArg> {
@@ -986,7 +988,7 @@ impl Parser<'_> {
                         let r = self.parse_region(std::mem::take(&mut pending_args))?;
                         op.regions.push(r);
                     } else {
-                        let d = self.parse_attr_dict()?;
+                        let Some(d) = self.parse_attr_dict_recovering() else { continue };
                         match &mut op.attrs {
                             None => op.attrs = Some(d),
                             // A second dictionary (e.g. convolution's `window = {..}` is a
@@ -1009,7 +1011,7 @@ impl Parser<'_> {
                         && self.nth_kind(1) == TokenKind::LBrace =>
                 {
                     self.bump();
-                    op.attrs = Some(self.parse_attr_dict()?);
+                    op.attrs = self.parse_attr_dict_recovering();
                 }
                 TokenKind::BareId if self.nth_kind(1) == TokenKind::Equal => {
                     self.scan_keyword_value(op)?
@@ -1171,24 +1173,31 @@ impl Parser<'_> {
 
     /// After an error: skips to the end of the statement. Brackets are skipped whole,
     /// but a new statement on a new line always ends the skip, so an unclosed bracket
-    /// cannot swallow the rest of the file.
-    pub(crate) fn recover(&mut self) {
+    /// cannot swallow the rest of the file. A `{` that ends its line opens a region:
+    /// it is parsed and kept, so an error in a function header does not lose the body.
+    pub(crate) fn recover(&mut self, op: &mut Op) {
         let mut depth = 0i32;
         loop {
-            if self.at_eof() {
-                return;
-            }
-            if self.at_statement_boundary() {
+            if self.at_eof() || self.at_statement_boundary() {
                 return;
             }
             match self.kind() {
+                TokenKind::LBrace if self.nl_before_nth(1) && self.nth_kind(1) != TokenKind::RBrace => {
+                    match self.parse_region(Vec::new()) {
+                        Some(r) => op.regions.push(r),
+                        None => return,
+                    }
+                    depth = 0;
+                    continue;
+                }
                 TokenKind::LParen | TokenKind::LBracket | TokenKind::LBrace => depth += 1,
                 TokenKind::RParen | TokenKind::RBracket => depth = (depth - 1).max(0),
                 TokenKind::RBrace => {
-                    if depth == 0 {
+                    // A `}` starting a line closes the enclosing region.
+                    if depth == 0 && self.nl_before() {
                         return;
                     }
-                    depth -= 1;
+                    depth = (depth - 1).max(0);
                 }
                 _ => {}
             }

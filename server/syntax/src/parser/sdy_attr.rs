@@ -550,9 +550,10 @@ impl Parser<'_> {
     fn sdy_factor_symbol(&mut self, rest: &mut &str) -> Option<i64> {
         let s = *rest;
         if !s.starts_with("z_") {
+            // Keywords are ASCII, so one byte is one symbol.
             let c = s.as_bytes()[0];
             if !(b'i'..=b'z').contains(&c) {
-                let c = s[..].chars().next().unwrap_or('?');
+                let c = char::from(c);
                 self.sdy_error_here(format!("expecting symbol from 'i' to 'z'. Received: '{c}'"));
                 return None;
             }
@@ -734,7 +735,7 @@ impl Parser<'_> {
     }
 
     /// A string literal, unquoted (escapes kept as written).
-    fn sdy_string(&mut self) -> Option<Box<str>> {
+    fn sdy_string(&mut self) -> Option<crate::tree::Str> {
         if !self.at(K::String) {
             self.sdy_error_here("expected string");
             return None;
@@ -823,8 +824,44 @@ impl Parser<'_> {
         true
     }
 
-    /// After `:` of a typed attribute: skips a type, or reports MLIR's error.
+    /// After `:` of a typed attribute: skips a type (a function type too), or reports
+    /// MLIR's error.
     fn sdy_skip_type(&mut self) -> bool {
+        if !self.at(K::LParen) {
+            return self.sdy_skip_non_function_type();
+        }
+        if !self.sdy_skip_type_list() {
+            return false;
+        }
+        if self.eat(K::Arrow).is_none() {
+            self.sdy_expected("'->' in function type");
+            return false;
+        }
+        if self.at(K::LParen) {
+            self.sdy_skip_type_list()
+        } else {
+            self.sdy_skip_non_function_type()
+        }
+    }
+
+    /// `(type, ...)`
+    fn sdy_skip_type_list(&mut self) -> bool {
+        self.bump();
+        if self.eat(K::RParen).is_some() {
+            return true;
+        }
+        loop {
+            if !self.sdy_skip_non_function_type() {
+                return false;
+            }
+            if self.eat(K::Comma).is_none() {
+                break;
+            }
+        }
+        self.sdy_punct(K::RParen, "')'").is_some()
+    }
+
+    fn sdy_skip_non_function_type(&mut self) -> bool {
         let t = self.peek();
         let is_type = match t.kind {
             K::BangId => true,
@@ -1021,6 +1058,2457 @@ fn is_type_keyword(s: &str) -> bool {
 }
 
 #[cfg(test)]
+mod tests {
+    use super::*;
+    use expect_test::{expect, Expect};
+
+    // ----- rendering -----
+
+    fn sp(s: Span) -> String {
+        format!("{}..{}", s.start, s.end)
+    }
+
+    fn axis(a: &AxisRefAst) -> String {
+        let sub = match a.sub {
+            Some(s) => format!(":({}){}<{}>", s.pre_size, s.size, sp(s.span)),
+            None => String::new(),
+        };
+        format!("\"{}\"{sub}@{}<name {}>", a.name, sp(a.span), sp(a.name_span))
+    }
+
+    fn axes(list: &[AxisRefAst]) -> String {
+        list.iter().map(axis).collect::<Vec<_>>().join(", ")
+    }
+
+    fn axis_list(l: &AxisListAst) -> String {
+        format!("{{{}}}@{}", axes(&l.axes), sp(l.span))
+    }
+
+    fn mesh_text(m: &MeshAst) -> String {
+        let mut out = format!("mesh@{}", sp(m.span));
+        for a in &m.axes {
+            out += &format!(
+                "\n  axis \"{}\"={}@{}<name {}, size {}>",
+                a.name,
+                a.size,
+                sp(a.span),
+                sp(a.name_span),
+                sp(a.size_span)
+            );
+        }
+        if let Some(ids) = &m.device_ids {
+            let ids: Vec<String> = ids.ids.iter().map(|(v, s)| format!("{v}@{}", sp(*s))).collect();
+            out += &format!("\n  device_ids@{} [{}]", sp(ids_span(m)), ids.join(", "));
+        }
+        out
+    }
+
+    fn ids_span(m: &MeshAst) -> Span {
+        m.device_ids.as_ref().map_or(Span::default(), |d| d.span)
+    }
+
+    fn sharding_text(s: &ShardingAst) -> String {
+        let mesh = match &s.mesh {
+            MeshRefAst::Symbol { name, span } => format!("@{name}@{}", sp(*span)),
+            MeshRefAst::Inline(m) => mesh_text(m).replace("\n", "\n  "),
+        };
+        let mut out = format!("sharding@{} {mesh}\n  dims@{}", sp(s.span), sp(s.dims_span));
+        for d in &s.dims {
+            out += &format!("\n    {{{}}}@{}", axes(&d.axes), sp(d.span));
+            if let Some(q) = d.open {
+                out += &format!(" open@{}", sp(q));
+            }
+            if let Some((p, ps)) = d.priority {
+                out += &format!(" p{p}@{}", sp(ps));
+            }
+        }
+        if let Some(r) = &s.replicated {
+            out += &format!("\n  replicated {}", axis_list(r));
+        }
+        if let Some(u) = &s.unreduced {
+            let red = match u.reduction {
+                Some((r, rs)) => format!(" {}@{}", r.as_str(), sp(rs)),
+                None => String::new(),
+            };
+            out += &format!("\n  unreduced@{}{red} {}", sp(u.span), axis_list(&u.list));
+        }
+        out
+    }
+
+    fn per_value_text(v: &PerValueAst) -> String {
+        let mut out = format!("per_value@{}", sp(v.span));
+        for s in &v.shardings {
+            out += "\n  ";
+            out += &sharding_text(s).replace("\n", "\n  ");
+        }
+        out
+    }
+
+    fn factors(f: &[i64]) -> String {
+        f.iter().map(|i| factor_symbol(*i)).collect::<Vec<_>>().join("")
+    }
+
+    fn rule_text(r: &RuleAst) -> String {
+        let mapping = |m: &TensorMappingAst| {
+            let dims: Vec<String> =
+                m.dims.iter().map(|d| format!("{}@{}", factors(&d.factors), sp(d.span))).collect();
+            format!("[{}]@{}", dims.join(", "), sp(m.span))
+        };
+        let maps = |ms: &[TensorMappingAst]| ms.iter().map(mapping).collect::<Vec<_>>().join(", ");
+        let mut out = format!("rule@{}", sp(r.span));
+        out += &format!("\n  operands {}\n  results {}", maps(&r.operands), maps(&r.results));
+        let sizes: Vec<String> =
+            r.factor_sizes.iter().map(|(v, s)| format!("{v}@{}", sp(*s))).collect();
+        out += &format!("\n  sizes [{}]", sizes.join(", "));
+        for (name, list) in [
+            ("reduction", &r.reduction),
+            ("need_replication", &r.need_replication),
+            ("permutation", &r.permutation),
+            ("blocked_propagation", &r.blocked_propagation),
+        ] {
+            if let Some(l) = list {
+                let fs: Vec<String> = l
+                    .factors
+                    .iter()
+                    .map(|(f, s)| format!("{}@{}", factor_symbol(*f), sp(*s)))
+                    .collect();
+                out += &format!("\n  {name}@{} {{{}}}", sp(l.span), fs.join(", "));
+            }
+        }
+        if r.custom {
+            out += "\n  custom";
+        }
+        out
+    }
+
+    fn a2a_text(params: &[AllToAllParamAst]) -> String {
+        let items: Vec<String> = params
+            .iter()
+            .map(|p| {
+                format!(
+                    "{}: {}@{}->{}@{} @{}",
+                    axis_list(&p.axes),
+                    p.src_dim.0,
+                    sp(p.src_dim.1),
+                    p.tgt_dim.0,
+                    sp(p.tgt_dim.1),
+                    sp(p.span)
+                )
+            })
+            .collect();
+        format!("[{}]", items.join(", "))
+    }
+
+    // ----- harness -----
+
+    type Run = fn(&mut Parser) -> Option<String>;
+
+    fn mesh(p: &mut Parser) -> Option<String> {
+        p.sdy_mesh_body().map(|m| mesh_text(&m))
+    }
+    fn sharding(p: &mut Parser) -> Option<String> {
+        p.sdy_sharding_body().map(|s| sharding_text(&s))
+    }
+    fn per_value(p: &mut Parser) -> Option<String> {
+        p.sdy_per_value_body().map(|v| per_value_text(&v))
+    }
+    fn stripped(p: &mut Parser) -> Option<String> {
+        p.sdy_stripped_per_value().map(|v| per_value_text(&v))
+    }
+    fn rule(p: &mut Parser) -> Option<String> {
+        p.sdy_rule_body().map(|r| rule_text(&r))
+    }
+    fn manual_axes(p: &mut Parser) -> Option<String> {
+        p.sdy_manual_axes().map(|a| format!("{{{}}}", axes(&a)))
+    }
+    fn axis_list_attr(p: &mut Parser) -> Option<String> {
+        p.sdy_axis_list().map(|a| format!("{{{}}}", axes(&a)))
+    }
+    fn per_dim(p: &mut Parser) -> Option<String> {
+        p.sdy_axis_list_per_dim()
+            .map(|l| format!("[{}]", l.iter().map(axis_list).collect::<Vec<_>>().join(", ")))
+    }
+    fn a2a(p: &mut Parser) -> Option<String> {
+        p.sdy_all_to_all_params().map(|v| a2a_text(&v))
+    }
+
+    /// Runs `run` on `src` (the parser is put after a leading `x` token when `src`
+    /// starts with `x `, to have a previous token), then renders the result, where the
+    /// cursor stopped, and the errors (`start..end: message`, chain lines indented).
+    fn run_with(custom_op: Option<&'static str>, run: Run, src: &str) -> String {
+        let mut p = Parser::new(src);
+        if src.starts_with("x ") {
+            p.bump();
+        }
+        p.custom_op = custom_op;
+        let mut out = run(&mut p).unwrap_or_else(|| "None".to_string());
+        if !p.at_eof() {
+            out += &format!("\nstopped at {}", p.peek().start);
+        }
+        for e in &p.errors {
+            let indent = if e.chained { "  " } else { "" };
+            out += &format!("\n{indent}{}: {}", sp(e.span), e.message);
+        }
+        out
+    }
+
+    fn check(run: Run, src: &str, expect: Expect) {
+        expect.assert_eq(&run_with(None, run, src));
+    }
+
+    fn check_op(op: &'static str, run: Run, src: &str, expect: Expect) {
+        expect.assert_eq(&run_with(Some(op), run, src));
+    }
+
+    // ----- mesh -----
+
+    #[test]
+    fn mesh_forms() {
+        check(mesh, "<[]>", expect!["mesh@0..4"]);
+        check(
+            mesh,
+            r#"<["x"=4, "yy" = 0x2]>"#,
+            expect![[r#"
+            mesh@0..21
+              axis "x"=4@2..7<name 2..5, size 6..7>
+              axis "yy"=2@9..19<name 9..13, size 16..19>"#]],
+        );
+        check(
+            mesh,
+            r#"<[], device_ids=[7]>"#,
+            expect![[r#"
+            mesh@0..20
+              device_ids@5..19 [7@17..18]"#]],
+        );
+        check(
+            mesh,
+            r#"<["x"=2, "y"=1], device_ids=[-1, 0, true, false]> tail"#,
+            expect![[r#"
+            mesh@0..49
+              axis "x"=2@2..7<name 2..5, size 6..7>
+              axis "y"=1@9..14<name 9..12, size 13..14>
+              device_ids@17..48 [-1@29..31, 0@33..34, -1@36..40, 0@42..47]
+            stopped at 50"#]],
+        );
+        check(
+            mesh,
+            r#"<["x"=9223372036854775807], device_ids=[-9223372036854775808]>"#,
+            expect![[r#"
+                mesh@0..62
+                  axis "x"=9223372036854775807@2..25<name 2..5, size 6..25>
+                  device_ids@28..61 [-9223372036854775808@40..60]"#]],
+        );
+    }
+
+    #[test]
+    fn mesh_errors() {
+        check(
+            mesh,
+            r#"["x"=2]"#,
+            expect![[r#"
+            None
+            stopped at 0
+            0..1: expected '<'"#]],
+        );
+        check(
+            mesh,
+            r#"<"x"=2>"#,
+            expect![[r#"
+            None
+            stopped at 1
+            1..4: expected '['"#]],
+        );
+        check(
+            mesh,
+            r#"<[x=2]>"#,
+            expect![[r#"
+            None
+            stopped at 2
+            2..3: expected string
+              2..3: failed to parse Sdy_MeshAxis parameter 'name' which is to be a `::llvm::StringRef`
+              2..3: failed to parse Sdy_Mesh parameter 'axes' which is to be a `::llvm::ArrayRef<MeshAxisAttr>`"#]],
+        );
+        check(
+            mesh,
+            r#"<["x" 2]>"#,
+            expect![[r#"
+            None
+            stopped at 6
+            5..5: expected '='
+              6..7: failed to parse Sdy_Mesh parameter 'axes' which is to be a `::llvm::ArrayRef<MeshAxisAttr>`"#]],
+        );
+        check(
+            mesh,
+            r#"<["x"=, "y"=2]>"#,
+            expect![[r#"
+            None
+            stopped at 6
+            6..7: expected integer value
+              6..7: failed to parse Sdy_MeshAxis parameter 'size' which is to be a `int64_t`
+              6..7: failed to parse Sdy_Mesh parameter 'axes' which is to be a `::llvm::ArrayRef<MeshAxisAttr>`"#]],
+        );
+        check(
+            mesh,
+            r#"<["x"=- y]>"#,
+            expect![[r#"
+            None
+            stopped at 8
+            7..7: expected integer value
+              8..9: failed to parse Sdy_MeshAxis parameter 'size' which is to be a `int64_t`
+              8..9: failed to parse Sdy_Mesh parameter 'axes' which is to be a `::llvm::ArrayRef<MeshAxisAttr>`"#]],
+        );
+        check(
+            mesh,
+            r#"<["x"=2.0]>"#,
+            expect![[r#"
+            None
+            stopped at 6
+            6..9: expected integer value
+              6..9: failed to parse Sdy_MeshAxis parameter 'size' which is to be a `int64_t`
+              6..9: failed to parse Sdy_Mesh parameter 'axes' which is to be a `::llvm::ArrayRef<MeshAxisAttr>`"#]],
+        );
+        check(
+            mesh,
+            r#"<["x"=18446744073709551616]>"#,
+            expect![[r#"
+            None
+            stopped at 26
+            6..26: integer value too large
+              26..27: failed to parse Sdy_MeshAxis parameter 'size' which is to be a `int64_t`
+              26..27: failed to parse Sdy_Mesh parameter 'axes' which is to be a `::llvm::ArrayRef<MeshAxisAttr>`"#]],
+        );
+        check(
+            mesh,
+            r#"<["x"=2 "y"=2]>"#,
+            expect![[r#"
+            None
+            stopped at 8
+            7..7: expected ']'"#]],
+        );
+        check(
+            mesh,
+            r#"<["x"=2],>"#,
+            expect![[r#"
+            None
+            stopped at 9
+            9..10: expected 'device_ids'"#]],
+        );
+        check(
+            mesh,
+            r#"<["x"=2], ids=[0]>"#,
+            expect![[r#"
+            None
+            stopped at 10
+            10..13: expected 'device_ids'"#]],
+        );
+        check(
+            mesh,
+            r#"<["x"=2], device_ids [0]>"#,
+            expect![[r#"
+            None
+            stopped at 21
+            20..20: expected '='"#]],
+        );
+        check(
+            mesh,
+            r#"<["x"=2], device_ids=(0)>"#,
+            expect![[r#"
+            None
+            stopped at 21
+            21..22: expected '['"#]],
+        );
+        check(
+            mesh,
+            r#"<["x"=2], device_ids=[]>"#,
+            expect![[r#"
+            None
+            stopped at 22
+            22..23: expected integer value
+              22..23: failed to parse Sdy_Mesh parameter 'device_ids' which is to be a `::llvm::ArrayRef<int64_t>`"#]],
+        );
+        check(
+            mesh,
+            r#"<["x"=2], device_ids=[0,]>"#,
+            expect![[r#"
+            None
+            stopped at 24
+            24..25: expected integer value
+              24..25: failed to parse Sdy_Mesh parameter 'device_ids' which is to be a `::llvm::ArrayRef<int64_t>`"#]],
+        );
+        check(
+            mesh,
+            r#"<["x"=2], device_ids=[-9223372036854775809, 1]>"#,
+            expect![[r#"
+            None
+            stopped at 42
+            22..42: integer value too large
+              42..43: failed to parse Sdy_Mesh parameter 'device_ids' which is to be a `::llvm::ArrayRef<int64_t>`"#]],
+        );
+        check(
+            mesh,
+            r#"<["x"=2], device_ids=[0 1]>"#,
+            expect![[r#"
+            None
+            stopped at 24
+            23..23: expected ']'"#]],
+        );
+        check(
+            mesh,
+            r#"<["x"=2] junk>"#,
+            expect![[r#"
+            None
+            stopped at 9
+            8..8: expected '>'"#]],
+        );
+        check(
+            mesh,
+            r#"<["x"=2]"#,
+            expect![[r#"
+            None
+            8..8: expected '>'"#]],
+        );
+    }
+
+    #[test]
+    fn mesh_errors_in_custom_op() {
+        // Errors of the `sdy.mesh` op syntax get the `custom op` prefix, except
+        // MLIR's "expected <token>" ones.
+        check_op(
+            "sdy.mesh",
+            mesh,
+            r#"<[y=2]>"#,
+            expect![[r#"
+            None
+            stopped at 2
+            2..3: custom op 'sdy.mesh' expected string
+              2..3: custom op 'sdy.mesh' failed to parse Sdy_MeshAxis parameter 'name' which is to be a `::llvm::StringRef`
+              2..3: custom op 'sdy.mesh' failed to parse Sdy_Mesh parameter 'axes' which is to be a `::llvm::ArrayRef<MeshAxisAttr>`"#]],
+        );
+        check_op(
+            "sdy.mesh",
+            mesh,
+            r#"<["y"=2] x>"#,
+            expect![[r#"
+            None
+            stopped at 9
+            8..8: expected '>'"#]],
+        );
+        check_op(
+            "sdy.mesh",
+            mesh,
+            r#"<["y"=-z]>"#,
+            expect![[r#"
+            None
+            stopped at 7
+            7..8: expected integer value
+              7..8: custom op 'sdy.mesh' failed to parse Sdy_MeshAxis parameter 'size' which is to be a `int64_t`
+              7..8: custom op 'sdy.mesh' failed to parse Sdy_Mesh parameter 'axes' which is to be a `::llvm::ArrayRef<MeshAxisAttr>`"#]],
+        );
+        check_op(
+            "sdy.mesh",
+            mesh,
+            r#"<["y"=z]>"#,
+            expect![[r#"
+            None
+            stopped at 6
+            6..7: custom op 'sdy.mesh' expected integer value
+              6..7: custom op 'sdy.mesh' failed to parse Sdy_MeshAxis parameter 'size' which is to be a `int64_t`
+              6..7: custom op 'sdy.mesh' failed to parse Sdy_Mesh parameter 'axes' which is to be a `::llvm::ArrayRef<MeshAxisAttr>`"#]],
+        );
+        check_op(
+            "sdy.mesh",
+            mesh,
+            r#"<["y"=2], device_ids=[0x8000000000000000]>"#,
+            expect![[r#"
+            None
+            stopped at 40
+            22..40: custom op 'sdy.mesh' integer value too large
+              40..41: custom op 'sdy.mesh' failed to parse Sdy_Mesh parameter 'device_ids' which is to be a `::llvm::ArrayRef<int64_t>`"#]],
+        );
+    }
+
+    // ----- tensor sharding -----
+
+    #[test]
+    fn sharding_forms() {
+        check(
+            sharding,
+            "<@mesh_1, []>",
+            expect![[r#"
+            sharding@0..13 @mesh_1@1..8
+              dims@10..12"#]],
+        );
+        check(
+            sharding,
+            r#"<@"my mesh", [{}, {?}]>"#,
+            expect![[r#"
+            sharding@0..23 @my mesh@1..11
+              dims@13..22
+                {}@14..16
+                {}@18..21 open@19..20"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{"x", "y":(2)4, ?}p0, {"z" : ( -1 ) 2}p12, {?} p3]>"#,
+            expect![[r#"
+            sharding@0..57 @m@1..3
+              dims@5..56
+                {"x"@7..10<name 7..10>, "y":(2)4<16..20>@12..20<name 12..15>}@6..26 open@22..23 p0@24..26
+                {"z":(-1)2<35..43>@29..43<name 29..32>}@28..47 p12@44..47
+                {}@49..55 open@50..51 p3@53..55"#]],
+        );
+        check(
+            sharding,
+            r#"<mesh<["x"=2, "y"=2]>, [{"x"}], replicated={"y"}>"#,
+            expect![[r#"
+            sharding@0..49 mesh@5..21
+                axis "x"=2@7..12<name 7..10, size 11..12>
+                axis "y"=2@14..19<name 14..17, size 18..19>
+              dims@23..30
+                {"x"@25..28<name 25..28>}@24..29
+              replicated {"y"@44..47<name 44..47>}@43..48"#]],
+        );
+        check(
+            sharding,
+            r#"<mesh <[]>, []>"#,
+            expect![[r#"
+            sharding@0..15 mesh@6..10
+              dims@12..14"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}], unreduced={"x"}, replicated={"y", "z":(1)2}>"#,
+            expect![[r#"
+                sharding@0..55 @m@1..3
+                  dims@5..9
+                    {}@6..8
+                  replicated {"y"@40..43<name 40..43>, "z":(1)2<49..53>@45..53<name 45..48>}@39..54
+                  unreduced@11..26 {"x"@22..25<name 22..25>}@21..26"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}], replicated={"y"},unreduced=max{"x"}>"#,
+            expect![[r#"
+            sharding@0..47 @m@1..3
+              dims@5..9
+                {}@6..8
+              replicated {"y"@23..26<name 23..26>}@22..27
+              unreduced@28..46 max@38..41 {"x"@42..45<name 42..45>}@41..46"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}], unreduced = sum {"x"}>"#,
+            expect![[r#"
+            sharding@0..33 @m@1..3
+              dims@5..9
+                {}@6..8
+              unreduced@11..32 sum@23..26 {"x"@28..31<name 28..31>}@27..32"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}], unreduced=min{"x"}>"#,
+            expect![[r#"
+            sharding@0..30 @m@1..3
+              dims@5..9
+                {}@6..8
+              unreduced@11..29 min@21..24 {"x"@25..28<name 25..28>}@24..29"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}], unreduced{"x"}>"#,
+            expect![[r#"
+            sharding@0..26 @m@1..3
+              dims@5..9
+                {}@6..8
+              unreduced@11..25 {"x"@21..24<name 21..24>}@20..25"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}p9223372036854775807]>"#,
+            expect![[r#"
+            sharding@0..30 @m@1..3
+              dims@5..29
+                {}@6..28 p9223372036854775807@8..28"#]],
+        );
+    }
+
+    #[test]
+    fn sharding_priority_errors() {
+        // The priority keyword is consumed before it is checked: errors land on the
+        // token after it.
+        check(
+            sharding,
+            r#"<@m, [{"x"}, {}plow]>"#,
+            expect![[r#"
+            None
+            stopped at 19
+            19..20: expecting priority in format 'p<number>', got: plow
+              19..20: failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{"x"}p]>"#,
+            expect![[r#"
+            None
+            stopped at 12
+            12..13: expecting priority in format 'p<number>', got: p
+              12..13: failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{"x"}q2]>"#,
+            expect![[r#"
+            None
+            stopped at 13
+            13..14: expecting priority in format 'p<number>', got: q2
+              13..14: failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{"x"}p2x, {}]>"#,
+            expect![[r#"
+            None
+            stopped at 14
+            14..15: expecting priority in format 'p<number>', got: p2x
+              14..15: failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{"x"}p007]>"#,
+            expect![[r#"
+            None
+            stopped at 15
+            15..16: priorities with leading zeros are not allowed, got: p007
+              15..16: failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{"x"}p00]>"#,
+            expect![[r#"
+            None
+            stopped at 14
+            14..15: priorities with leading zeros are not allowed, got: p00
+              14..15: failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{"x"}p9223372036854775808]>"#,
+            expect![[r#"
+            None
+            stopped at 31
+            31..32: expecting integer priority, got: p9223372036854775808
+              31..32: failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{"x"}p1 p2]>"#,
+            expect![[r#"
+            None
+            stopped at 14
+            13..13: expected ']'"#]],
+        );
+    }
+
+    #[test]
+    fn sharding_dim_errors() {
+        check(
+            sharding,
+            r#"<@m, [{"x" "y"}]>"#,
+            expect![[r#"
+            None
+            stopped at 11
+            10..10: expected ','
+              11..14: failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{"x"?}]>"#,
+            expect![[r#"
+            None
+            stopped at 10
+            10..11: expected ','
+              10..11: failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{?, "x"}]>"#,
+            expect![[r#"
+            None
+            stopped at 8
+            8..9: expected '}'
+              8..9: failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{"x",}]>"#,
+            expect![[r#"
+            None
+            stopped at 11
+            11..12: expected string
+              11..12: failed to parse Sdy_AxisRef parameter 'name' which is to be a `::llvm::StringRef`
+              11..12: failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{,}]>"#,
+            expect![[r#"
+            None
+            stopped at 7
+            7..8: expected string
+              7..8: failed to parse Sdy_AxisRef parameter 'name' which is to be a `::llvm::StringRef`
+              7..8: failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{x}]>"#,
+            expect![[r#"
+            None
+            stopped at 7
+            7..8: expected string
+              7..8: failed to parse Sdy_AxisRef parameter 'name' which is to be a `::llvm::StringRef`
+              7..8: failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}, ]>"#,
+            expect![[r#"
+            None
+            stopped at 10
+            9..9: expected '{'
+              10..11: failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{} {}]>"#,
+            expect![[r#"
+            None
+            stopped at 9
+            8..8: expected ']'"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, {}>"#,
+            expect![[r#"
+            None
+            stopped at 5
+            4..4: expected '['"#]],
+        );
+        check(
+            sharding,
+            r#"<@m [{}]>"#,
+            expect![[r#"
+            None
+            stopped at 4
+            3..3: expected ','"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}] replicated={"x"}>"#,
+            expect![[r#"
+            None
+            stopped at 10
+            9..9: expected '>'"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}]"#,
+            expect![[r#"
+            None
+            9..9: expected '>'"#]],
+        );
+        check(
+            sharding,
+            r#"x @m, [{}]>"#,
+            expect![[r#"
+            None
+            stopped at 2
+            1..1: expected '<'"#]],
+        );
+    }
+
+    #[test]
+    fn sharding_sub_axis_errors() {
+        check(
+            sharding,
+            r#"<@m, [{"x":4}]>"#,
+            expect![[r#"
+            None
+            stopped at 11
+            11..12: expected '('
+              11..12: failed to parse Sdy_AxisRef parameter 'sub_axis_info' which is to be a `SubAxisInfoAttr`
+              11..12: failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{"x"::(1)2}]>"#,
+            expect![[r#"
+            None
+            stopped at 10
+            11..12: expected '('
+              11..12: failed to parse Sdy_AxisRef parameter 'sub_axis_info' which is to be a `SubAxisInfoAttr`
+              11..12: failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{"x":(1)}]>"#,
+            expect![[r#"
+            None
+            stopped at 14
+            14..15: expected integer value
+              14..15: failed to parse Sdy_SubAxisInfo parameter 'size' which is to be a `int64_t`
+              14..15: failed to parse Sdy_AxisRef parameter 'sub_axis_info' which is to be a `SubAxisInfoAttr`
+              14..15: failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{"x":( )2}]>"#,
+            expect![[r#"
+            None
+            stopped at 13
+            13..14: expected integer value
+              13..14: failed to parse Sdy_SubAxisInfo parameter 'pre_size' which is to be a `int64_t`
+              13..14: failed to parse Sdy_AxisRef parameter 'sub_axis_info' which is to be a `SubAxisInfoAttr`
+              13..14: failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{"x":(1 2}]>"#,
+            expect![[r#"
+            None
+            stopped at 14
+            13..13: expected ')'
+              14..15: failed to parse Sdy_AxisRef parameter 'sub_axis_info' which is to be a `SubAxisInfoAttr`
+              14..15: failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{"x":(1)2:(2)2}]>"#,
+            expect![[r#"
+            None
+            stopped at 15
+            15..16: expected ','
+              15..16: failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+    }
+
+    #[test]
+    fn sharding_replicated_unreduced_errors() {
+        check(
+            sharding,
+            r#"<@m, [{}], replicated{"x"}>"#,
+            expect![[r#"
+            None
+            stopped at 21
+            21..22: expected '='
+              21..22: failed to parse Sdy_TensorSharding parameter 'replicated_axes'"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}], replicated  unreduced={"x"}>"#,
+            expect![[r#"
+            None
+            stopped at 23
+            21..21: expected '='
+              23..32: failed to parse Sdy_TensorSharding parameter 'replicated_axes'"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}], replicated>"#,
+            expect![[r#"
+            None
+            stopped at 21
+            21..22: expected '='
+              21..22: failed to parse Sdy_TensorSharding parameter 'replicated_axes'"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}], replicated=["x"]>"#,
+            expect![[r#"
+            None
+            stopped at 22
+            22..23: expected '{'
+              22..23: failed to parse Sdy_TensorSharding parameter 'replicated_axes'"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}], replicated={}>"#,
+            expect![[r#"
+            None
+            stopped at 23
+            23..24: expected string
+              23..24: failed to parse Sdy_AxisRef parameter 'name' which is to be a `::llvm::StringRef`
+              23..24: failed to parse axis list which is expected to be an `ArrayRef<AxisRefAttr>`
+              23..24: failed to parse Sdy_TensorSharding parameter 'replicated_axes'"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}], replicated={"x", y}>"#,
+            expect![[r#"
+            None
+            stopped at 28
+            28..29: expected string
+              28..29: failed to parse Sdy_AxisRef parameter 'name' which is to be a `::llvm::StringRef`
+              28..29: failed to parse axis list which is expected to be an `ArrayRef<AxisRefAttr>`
+              28..29: failed to parse Sdy_TensorSharding parameter 'replicated_axes'"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}], replicated={"x" "y"}>"#,
+            expect![[r#"
+            None
+            stopped at 27
+            26..26: expected '}'
+              27..30: failed to parse Sdy_TensorSharding parameter 'replicated_axes'"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}], replicated={"x"::(1)2}>"#,
+            expect![[r#"
+            None
+            stopped at 26
+            27..28: expected '('
+              27..28: failed to parse Sdy_AxisRef parameter 'sub_axis_info' which is to be a `SubAxisInfoAttr`
+              27..28: failed to parse axis list which is expected to be an `ArrayRef<AxisRefAttr>`
+              27..28: failed to parse Sdy_TensorSharding parameter 'replicated_axes'"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}], unreduced=("x")>"#,
+            expect![[r#"
+            None
+            stopped at 21
+            21..22: expected '{'
+              21..22: failed to parse Sdy_TensorSharding parameter 'unreduced_axes'"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}], unreduced=prod{"x"}>"#,
+            expect![[r#"
+            None
+            stopped at 21
+            21..25: expected '{'
+              21..25: failed to parse Sdy_TensorSharding parameter 'unreduced_axes'"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}], unreduced={"x", "y"()}>"#,
+            expect![[r#"
+            None
+            stopped at 30
+            30..31: expected '}'
+              30..31: failed to parse Sdy_TensorSharding parameter 'unreduced_axes'"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}], unreduced>"#,
+            expect![[r#"
+            None
+            stopped at 20
+            20..21: expected '{'
+              20..21: failed to parse Sdy_TensorSharding parameter 'unreduced_axes'"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}],>"#,
+            expect![[r#"
+            None
+            stopped at 10
+            10..11: failed to parse Sdy_TensorSharding, expected valid named axis list after comma"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}], replicated={"x"},  >"#,
+            expect![[r#"
+            None
+            stopped at 30
+            30..31: failed to parse Sdy_TensorSharding, expected valid named axis list after comma"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}], partial={"x"}>"#,
+            expect![[r#"
+            None
+            stopped at 11
+            11..18: failed to parse Sdy_TensorSharding, expected valid named axis list after comma"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}], replicated={"x"}, replicated={"y"}>"#,
+            expect![[r#"
+            None
+            stopped at 29
+            29..39: failed to parse Sdy_TensorSharding, expected valid named axis list after comma"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}], unreduced={"x"}, unreduced={"y"}>"#,
+            expect![[r#"
+            None
+            stopped at 28
+            28..37: failed to parse Sdy_TensorSharding, expected valid named axis list after comma"#]],
+        );
+    }
+
+    #[test]
+    fn sharding_mesh_errors() {
+        check(
+            sharding,
+            r#"<mesh<["x"]>, []>"#,
+            expect![[r#"
+            None
+            stopped at 10
+            10..11: expected '='
+              10..11: failed to parse Sdy_Mesh parameter 'axes' which is to be a `::llvm::ArrayRef<MeshAxisAttr>`
+              10..11: failed to parse MeshAttr"#]],
+        );
+        check(
+            sharding,
+            r#"<mesh<["x"=2] y>, []>"#,
+            expect![[r#"
+            None
+            stopped at 14
+            13..13: expected '>'
+              14..15: failed to parse MeshAttr"#]],
+        );
+        check(
+            sharding,
+            r#"<mesh["x"=2], []>"#,
+            expect![[r#"
+            None
+            stopped at 5
+            5..6: expected '<'
+              5..6: failed to parse MeshAttr"#]],
+        );
+        check(
+            sharding,
+            r#"<mesh, []>"#,
+            expect![[r#"
+            None
+            stopped at 5
+            5..6: expected '<'
+              5..6: failed to parse MeshAttr"#]],
+        );
+        check(
+            sharding,
+            r#"<"m", []>"#,
+            expect![[r#"
+            None
+            stopped at 4
+            1..4: invalid kind of attribute specified
+              4..5: expecting MeshAttr or FlatSymbolRefAttr, got: <<NULL ATTRIBUTE>>"#]],
+        );
+        check(
+            sharding,
+            r#"<[1, 2], []>"#,
+            expect![[r#"
+            None
+            stopped at 7
+            1..7: invalid kind of attribute specified
+              7..8: expecting MeshAttr or FlatSymbolRefAttr, got: <<NULL ATTRIBUTE>>"#]],
+        );
+        check(
+            sharding,
+            r#"<@a::@b, []>"#,
+            expect![[r#"
+            None
+            stopped at 7
+            1..7: invalid kind of attribute specified
+              7..8: expecting MeshAttr or FlatSymbolRefAttr, got: <<NULL ATTRIBUTE>>"#]],
+        );
+        check(
+            sharding,
+            r#"<-3, []>"#,
+            expect![[r#"
+            None
+            stopped at 3
+            1..3: invalid kind of attribute specified
+              3..4: expecting MeshAttr or FlatSymbolRefAttr, got: <<NULL ATTRIBUTE>>"#]],
+        );
+        check(
+            sharding,
+            r#"<m, []>"#,
+            expect![[r#"
+            None
+            stopped at 1
+            1..2: expected attribute value
+              1..2: expecting MeshAttr or FlatSymbolRefAttr, got: <<NULL ATTRIBUTE>>"#]],
+        );
+        check(
+            sharding,
+            r#"< , []>"#,
+            expect![[r#"
+            None
+            stopped at 2
+            1..1: expected attribute value
+              2..3: expecting MeshAttr or FlatSymbolRefAttr, got: <<NULL ATTRIBUTE>>"#]],
+        );
+        check(
+            sharding,
+            r#"<#sdy.mesh<["x"=2]>, []>"#,
+            expect![[r#"
+            None
+            stopped at 19
+            1..19: invalid kind of attribute specified
+              19..20: expecting MeshAttr or FlatSymbolRefAttr, got: <<NULL ATTRIBUTE>>"#]],
+        );
+    }
+
+    #[test]
+    fn sharding_errors_in_custom_op() {
+        let op = "sdy.sharding_constraint";
+        check_op(
+            op,
+            sharding,
+            r#"<@m, [{"x"}phigh]>"#,
+            expect![[r#"
+            None
+            stopped at 16
+            16..17: custom op 'sdy.sharding_constraint' expecting priority in format 'p<number>', got: phigh
+              16..17: custom op 'sdy.sharding_constraint' failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+        check_op(
+            op,
+            sharding,
+            r#"<@m, [{"x" "y"}]>"#,
+            expect![[r#"
+            None
+            stopped at 11
+            10..10: expected ','
+              11..14: custom op 'sdy.sharding_constraint' failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+        check_op(
+            op,
+            sharding,
+            r#"<@m, [{}], replicated{"x"}>"#,
+            expect![[r#"
+            None
+            stopped at 21
+            21..22: expected '='
+              21..22: custom op 'sdy.sharding_constraint' failed to parse Sdy_TensorSharding parameter 'replicated_axes'"#]],
+        );
+        check_op(
+            op,
+            sharding,
+            r#"<@m, [{}], replicated={"x", y}>"#,
+            expect![[r#"
+            None
+            stopped at 28
+            28..29: custom op 'sdy.sharding_constraint' expected string
+              28..29: custom op 'sdy.sharding_constraint' failed to parse Sdy_AxisRef parameter 'name' which is to be a `::llvm::StringRef`
+              28..29: custom op 'sdy.sharding_constraint' failed to parse axis list which is expected to be an `ArrayRef<AxisRefAttr>`
+              28..29: custom op 'sdy.sharding_constraint' failed to parse Sdy_TensorSharding parameter 'replicated_axes'"#]],
+        );
+        check_op(
+            op,
+            sharding,
+            r#"<@m, [{}], replicated={"x"},>"#,
+            expect![[r#"
+            None
+            stopped at 28
+            28..29: custom op 'sdy.sharding_constraint' failed to parse Sdy_TensorSharding, expected valid named axis list after comma"#]],
+        );
+        check_op(
+            op,
+            sharding,
+            r#"<mesh<["x"=2] y>, []>"#,
+            expect![[r#"
+            None
+            stopped at 14
+            13..13: expected '>'
+              14..15: custom op 'sdy.sharding_constraint' failed to parse MeshAttr"#]],
+        );
+        check_op(
+            op,
+            sharding,
+            r#"<"m", []>"#,
+            expect![[r#"
+            None
+            stopped at 4
+            1..4: custom op 'sdy.sharding_constraint' invalid kind of attribute specified
+              4..5: custom op 'sdy.sharding_constraint' expecting MeshAttr or FlatSymbolRefAttr, got: <<NULL ATTRIBUTE>>"#]],
+        );
+        check_op(
+            op,
+            sharding,
+            r#"<m, []>"#,
+            expect![[r#"
+            None
+            stopped at 1
+            1..2: expected attribute value
+              1..2: custom op 'sdy.sharding_constraint' expecting MeshAttr or FlatSymbolRefAttr, got: <<NULL ATTRIBUTE>>"#]],
+        );
+        check_op(
+            op,
+            sharding,
+            "x @m, []>",
+            expect![[r#"
+            None
+            stopped at 2
+            1..1: expected '<'"#]],
+        );
+    }
+
+    #[test]
+    fn expected_token_positions() {
+        // MLIR reports a missing token right after the previous one, skipping
+        // whitespace, line breaks and comments; at the end of input too.
+        check(
+            sharding,
+            "<@m, [{\"x\"}]\n  replicated={\"x\"}>",
+            expect![[r#"
+            None
+            stopped at 15
+            12..12: expected '>'"#]],
+        );
+        check(
+            sharding,
+            "<@m, [{}], replicated // note\n\n  // more\n  {\"x\"}>",
+            expect![[r#"
+            None
+            stopped at 43
+            21..21: expected '='
+              43..44: failed to parse Sdy_TensorSharding parameter 'replicated_axes'"#]],
+        );
+        check(
+            sharding,
+            "<@m, [{\"x\"} // note\n \"y\"]>",
+            expect![[r#"
+            None
+            stopped at 21
+            11..11: expected ']'"#]],
+        );
+        check(
+            sharding,
+            "<@m, [{}], replicated={\"x\"}  \n",
+            expect![[r#"
+            None
+            27..27: expected '>'"#]],
+        );
+        check(
+            sharding,
+            "",
+            expect![[r#"
+            None
+            0..0: expected '<'"#]],
+        );
+    }
+
+    #[test]
+    fn lexer_errors() {
+        // MLIR drops every diagnostic emitted at a lexer error token: only the lexer's
+        // own message is left.
+        check(
+            sharding,
+            "<@m, [{\"x}]>",
+            expect![[r#"
+            None
+            stopped at 7
+            12..12: expected '"' in string literal"#]],
+        );
+        check(
+            sharding,
+            "<@m, [{}], replicated={\"x\", \"y}>\n",
+            expect![[r#"
+            None
+            stopped at 28
+            32..32: expected '"' in string literal"#]],
+        );
+        check(
+            sharding,
+            "<@m, [{\"x\"} ` ]>",
+            expect![[r#"
+            None
+            stopped at 12
+            12..13: unexpected character"#]],
+        );
+        check_op(
+            "sdy.reshard",
+            sharding,
+            "<@m, [{\"x\"}], replicated={`}>",
+            expect![[r#"
+            None
+            stopped at 26
+            26..27: unexpected character"#]],
+        );
+    }
+
+    #[test]
+    fn attribute_references() {
+        check(
+            sharding,
+            r#"<@m, [#dim]>"#,
+            expect![[r#"
+            None
+            stopped at 6
+            6..10: attribute references are not supported here: #dim
+              6..10: failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+        check(
+            sharding,
+            r#"<@m, [{}], replicated={#ax}>"#,
+            expect![[r#"
+            None
+            stopped at 23
+            23..26: attribute references are not supported here: #ax
+              23..26: failed to parse axis list which is expected to be an `ArrayRef<AxisRefAttr>`
+              23..26: failed to parse Sdy_TensorSharding parameter 'replicated_axes'"#]],
+        );
+        check(
+            sharding,
+            r#"<mesh #m, []>"#,
+            expect![[r#"
+            None
+            stopped at 6
+            6..8: attribute references are not supported here: #m
+              6..8: failed to parse MeshAttr"#]],
+        );
+        check(
+            per_value,
+            r#"<[#s]>"#,
+            expect![[r#"
+            None
+            stopped at 2
+            2..4: attribute references are not supported here: #s
+              2..4: failed to parse Sdy_TensorShardingPerValue parameter 'shardings' which is to be a `::llvm::ArrayRef<TensorShardingAttr>`"#]],
+        );
+    }
+
+    // ----- per value -----
+
+    #[test]
+    fn per_value_forms() {
+        check(per_value, "<[]>", expect!["per_value@0..4"]);
+        check(
+            per_value,
+            r#"<[<@m, [{"x"}]>, #sdy.sharding<@n, []>, <@m, [], unreduced=max{"y"}>]>"#,
+            expect![[r#"
+                per_value@0..70
+                  sharding@2..15 @m@3..5
+                    dims@7..14
+                      {"x"@9..12<name 9..12>}@8..13
+                  sharding@30..38 @n@31..33
+                    dims@35..37
+                  sharding@40..68 @m@41..43
+                    dims@45..47
+                    unreduced@49..67 max@59..62 {"y"@63..66<name 63..66>}@62..67"#]],
+        );
+        check(stripped, "[]", expect!["per_value@0..2"]);
+        check(
+            stripped,
+            r#"[<@m, [{"x"}, {}]>, <@m, []>] (%arg0"#,
+            expect![[r#"
+            per_value@0..29
+              sharding@1..18 @m@2..4
+                dims@6..17
+                  {"x"@8..11<name 8..11>}@7..12
+                  {}@14..16
+              sharding@20..28 @m@21..23
+                dims@25..27
+            stopped at 30"#]],
+        );
+    }
+
+    #[test]
+    fn per_value_errors() {
+        check(
+            per_value,
+            r#"<[<@m, [{}]phigh>]>"#,
+            expect![[r#"
+            None
+            stopped at 11
+            11..16: expected '>'
+              11..16: failed to parse Sdy_TensorShardingPerValue parameter 'shardings' which is to be a `::llvm::ArrayRef<TensorShardingAttr>`"#]],
+        );
+        check(
+            per_value,
+            r#"<[<@m, [{"x"}p01]>]>"#,
+            expect![[r#"
+            None
+            stopped at 16
+            16..17: priorities with leading zeros are not allowed, got: p01
+              16..17: failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`
+              16..17: failed to parse Sdy_TensorShardingPerValue parameter 'shardings' which is to be a `::llvm::ArrayRef<TensorShardingAttr>`"#]],
+        );
+        check(
+            per_value,
+            r#"<[<@m, []>, <@m, [{}], replicated={"x", y}>]>"#,
+            expect![[r#"
+            None
+            stopped at 40
+            40..41: expected string
+              40..41: failed to parse Sdy_AxisRef parameter 'name' which is to be a `::llvm::StringRef`
+              40..41: failed to parse axis list which is expected to be an `ArrayRef<AxisRefAttr>`
+              40..41: failed to parse Sdy_TensorSharding parameter 'replicated_axes'
+              40..41: failed to parse Sdy_TensorShardingPerValue parameter 'shardings' which is to be a `::llvm::ArrayRef<TensorShardingAttr>`"#]],
+        );
+        check(
+            per_value,
+            r#"<[<@m, [{}], replicated={"x"}, >]>"#,
+            expect![[r#"
+            None
+            stopped at 31
+            31..32: failed to parse Sdy_TensorSharding, expected valid named axis list after comma
+              31..32: failed to parse Sdy_TensorShardingPerValue parameter 'shardings' which is to be a `::llvm::ArrayRef<TensorShardingAttr>`"#]],
+        );
+        check(
+            per_value,
+            r#"<[<@m, []>,]>"#,
+            expect![[r#"
+            None
+            stopped at 11
+            11..12: expected '<'
+              11..12: failed to parse Sdy_TensorShardingPerValue parameter 'shardings' which is to be a `::llvm::ArrayRef<TensorShardingAttr>`"#]],
+        );
+        check(
+            per_value,
+            r#"<[@m, []]>"#,
+            expect![[r#"
+            None
+            stopped at 2
+            2..4: expected '<'
+              2..4: failed to parse Sdy_TensorShardingPerValue parameter 'shardings' which is to be a `::llvm::ArrayRef<TensorShardingAttr>`"#]],
+        );
+        check(
+            per_value,
+            r#"<[<@m, []> <@m, []>]>"#,
+            expect![[r#"
+            None
+            stopped at 11
+            10..10: expected ']'"#]],
+        );
+        check(
+            per_value,
+            r#"<<@m, []>>"#,
+            expect![[r#"
+            None
+            stopped at 1
+            1..2: expected '['"#]],
+        );
+        check(
+            per_value,
+            r#"<[<@m, []>] x>"#,
+            expect![[r#"
+            None
+            stopped at 12
+            11..11: expected '>'"#]],
+        );
+        check(
+            per_value,
+            r#"[<@m, []>]"#,
+            expect![[r#"
+            None
+            stopped at 0
+            0..1: expected '<'"#]],
+        );
+    }
+
+    #[test]
+    fn stripped_per_value_errors() {
+        // The op syntax list adds no chain line of its own.
+        let op = "sdy.manual_computation";
+        check_op(
+            op,
+            stripped,
+            r#"x <@m, []>"#,
+            expect![[r#"
+            None
+            stopped at 2
+            1..1: expected '['"#]],
+        );
+        check_op(
+            op,
+            stripped,
+            r#"[<@m, []>, ]"#,
+            expect![[r#"
+            None
+            stopped at 11
+            10..10: expected '<'"#]],
+        );
+        check_op(
+            op,
+            stripped,
+            r#"[<@m, []> <@m, []>]"#,
+            expect![[r#"
+            None
+            stopped at 10
+            9..9: expected ']'"#]],
+        );
+        check_op(
+            op,
+            stripped,
+            r#"[<@m, [{}p01]>]"#,
+            expect![[r#"
+            None
+            stopped at 12
+            12..13: custom op 'sdy.manual_computation' priorities with leading zeros are not allowed, got: p01
+              12..13: custom op 'sdy.manual_computation' failed to parse Sdy_TensorSharding parameter 'dim_shardings' which is to be a `::llvm::ArrayRef<DimensionShardingAttr>`"#]],
+        );
+        check_op(
+            op,
+            stripped,
+            r#"[<@m, [{}], replicated={"x", y}>]"#,
+            expect![[r#"
+            None
+            stopped at 29
+            29..30: custom op 'sdy.manual_computation' expected string
+              29..30: custom op 'sdy.manual_computation' failed to parse Sdy_AxisRef parameter 'name' which is to be a `::llvm::StringRef`
+              29..30: custom op 'sdy.manual_computation' failed to parse axis list which is expected to be an `ArrayRef<AxisRefAttr>`
+              29..30: custom op 'sdy.manual_computation' failed to parse Sdy_TensorSharding parameter 'replicated_axes'"#]],
+        );
+        check_op(
+            op,
+            stripped,
+            r#"[<@m [{}]>]"#,
+            expect![[r#"
+            None
+            stopped at 5
+            4..4: expected ','"#]],
+        );
+    }
+
+    // ----- op sharding rule -----
+
+    #[test]
+    fn rule_forms() {
+        check(
+            rule,
+            "<([], [])->([])>",
+            expect![[r#"
+            rule@0..16
+              operands []@2..4, []@6..8
+              results []@12..14
+              sizes []"#]],
+        );
+        check(
+            rule,
+            "<([i, j], [j, k])->([i, k]) {i=8, j=4, k=0x10} reduction={j} \
+             need_replication={i, k} permutation={k} blocked_propagation={i}, custom>",
+            expect![[r#"
+                rule@0..133
+                  operands [i@3..4, j@6..7]@2..8, [j@11..12, k@14..15]@10..16
+                  results [i@21..22, k@24..25]@20..26
+                  sizes [8@29..32, 4@34..37, 16@39..45]
+                  reduction@47..60 {j@58..59}
+                  need_replication@61..84 {i@79..80, k@82..83}
+                  permutation@85..100 {k@98..99}
+                  blocked_propagation@101..124 {i@122..123}
+                  custom"#]],
+        );
+        check(
+            rule,
+            "<([ij, k]) -> ([ijk]) {i=2, j=-3, k=true}>",
+            expect![[r#"
+            rule@0..42
+              operands [ij@3..5, k@7..8]@2..9
+              results [ijk@16..19]@15..20
+              sizes [2@23..26, -3@28..32, -1@34..40]"#]],
+        );
+        check(
+            rule,
+            "<([z_1zz_2, z_10i])->([]) {}>",
+            expect![[r#"
+            rule@0..29
+              operands [z_1zz_2@3..10, z_10i@12..17]@2..18
+              results []@22..24
+              sizes []"#]],
+        );
+        check(
+            rule,
+            "<([i, , j], [,])->([i,]) {i=1, j=1} reduction=>",
+            expect![[r#"
+            rule@0..47
+              operands [i@3..4, @6..6, j@8..9]@2..10, [@13..13, @14..14]@12..15
+              results [i@20..21, @22..22]@19..23
+              sizes [1@26..29, 1@31..34]
+              reduction@36..46 {}"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) permutation={jk, z_3}>",
+            expect![[r#"
+            rule@0..36
+              operands [i@3..4]@2..5
+              results [i@10..11]@9..12
+              sizes []
+              permutation@14..35 {j@27..29, z_3@31..34}"#]],
+        );
+    }
+
+    #[test]
+    fn rule_structure_errors() {
+        check(
+            rule,
+            "<[i]->([i])>",
+            expect![[r#"
+            None
+            stopped at 1
+            1..2: expected '('"#]],
+        );
+        check(
+            rule,
+            "<()->([i])>",
+            expect![[r#"
+            None
+            stopped at 2
+            2..3: expected '['
+              2..3: failed to parse Sdy_OpShardingRule parameter 'operand_mappings' which is to be a `::llvm::ArrayRef<TensorMappingAttr>`"#]],
+        );
+        check(
+            rule,
+            "<([i])->()>",
+            expect![[r#"
+            None
+            stopped at 9
+            9..10: expected '['
+              9..10: failed to parse Sdy_OpShardingRule parameter 'result_mappings' which is to be a `::llvm::ArrayRef<TensorMappingAttr>`"#]],
+        );
+        check(
+            rule,
+            "<(i)->([i])>",
+            expect![[r#"
+            None
+            stopped at 2
+            2..3: expected '['
+              2..3: failed to parse Sdy_OpShardingRule parameter 'operand_mappings' which is to be a `::llvm::ArrayRef<TensorMappingAttr>`"#]],
+        );
+        check(
+            rule,
+            "<([i], \"j\")->([i])>",
+            expect![[r#"
+            None
+            stopped at 7
+            6..6: expected '['
+              7..10: failed to parse Sdy_OpShardingRule parameter 'operand_mappings' which is to be a `::llvm::ArrayRef<TensorMappingAttr>`"#]],
+        );
+        check(
+            rule,
+            "<([i],)->([i])>",
+            expect![[r#"
+            None
+            stopped at 6
+            6..7: expected '['
+              6..7: failed to parse Sdy_OpShardingRule parameter 'operand_mappings' which is to be a `::llvm::ArrayRef<TensorMappingAttr>`"#]],
+        );
+        check(
+            rule,
+            "<([\"i\"])->([i])>",
+            expect![[r#"
+            None
+            stopped at 3
+            3..6: expected ']'
+              3..6: failed to parse Sdy_OpShardingRule parameter 'operand_mappings' which is to be a `::llvm::ArrayRef<TensorMappingAttr>`"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i j])>",
+            expect![[r#"
+            None
+            stopped at 12
+            11..11: expected ']'
+              12..13: failed to parse Sdy_OpShardingRule parameter 'result_mappings' which is to be a `::llvm::ArrayRef<TensorMappingAttr>`"#]],
+        );
+        check(
+            rule,
+            "<([i] [j])->([i])>",
+            expect![[r#"
+            None
+            stopped at 6
+            5..5: expected ')'"#]],
+        );
+        check(
+            rule,
+            "<([i]) ([i])>",
+            expect![[r#"
+            None
+            stopped at 7
+            6..6: expected '->'"#]],
+        );
+        check(
+            rule,
+            "<([i])->[i]>",
+            expect![[r#"
+            None
+            stopped at 8
+            8..9: expected '('"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {i=2},>",
+            expect![[r#"
+            None
+            stopped at 20
+            20..21: expected 'custom'"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {i=2}, \"custom\">",
+            expect![[r#"
+            None
+            stopped at 21
+            21..29: expected 'custom'"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {i=2}, custom, custom>",
+            expect![[r#"
+            None
+            stopped at 27
+            27..28: expected '>'"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {i=2} custom>",
+            expect![[r#"
+            None
+            stopped at 20
+            19..19: expected '>'"#]],
+        );
+    }
+
+    #[test]
+    fn rule_factor_symbol_errors() {
+        check(
+            rule,
+            "<([k, b])->([k])>",
+            expect![[r#"
+            None
+            stopped at 7
+            7..8: expecting symbol from 'i' to 'z'. Received: 'b'
+              7..8: failed to parse Sdy_TensorMapping parameter 'dim_mappings' which is to be a `::llvm::ArrayRef<DimMappingAttr>`
+              7..8: failed to parse Sdy_OpShardingRule parameter 'operand_mappings' which is to be a `::llvm::ArrayRef<TensorMappingAttr>`"#]],
+        );
+        check(
+            rule,
+            "<([j_2])->([j])>",
+            expect![[r#"
+            None
+            stopped at 6
+            6..7: expecting symbol from 'i' to 'z'. Received: '_'
+              6..7: failed to parse Sdy_TensorMapping parameter 'dim_mappings' which is to be a `::llvm::ArrayRef<DimMappingAttr>`
+              6..7: failed to parse Sdy_OpShardingRule parameter 'operand_mappings' which is to be a `::llvm::ArrayRef<TensorMappingAttr>`"#]],
+        );
+        check(
+            rule,
+            "<([i.j])->([i])>",
+            expect![[r#"
+            None
+            stopped at 6
+            6..7: expecting symbol from 'i' to 'z'. Received: '.'
+              6..7: failed to parse Sdy_TensorMapping parameter 'dim_mappings' which is to be a `::llvm::ArrayRef<DimMappingAttr>`
+              6..7: failed to parse Sdy_OpShardingRule parameter 'operand_mappings' which is to be a `::llvm::ArrayRef<TensorMappingAttr>`"#]],
+        );
+        check(
+            rule,
+            "<([k2])->([k])>",
+            expect![[r#"
+            None
+            stopped at 5
+            5..6: expecting symbol from 'i' to 'z'. Received: '2'
+              5..6: failed to parse Sdy_TensorMapping parameter 'dim_mappings' which is to be a `::llvm::ArrayRef<DimMappingAttr>`
+              5..6: failed to parse Sdy_OpShardingRule parameter 'operand_mappings' which is to be a `::llvm::ArrayRef<TensorMappingAttr>`"#]],
+        );
+        check(
+            rule,
+            "<([z_])->([i])>",
+            expect![[r#"
+            None
+            stopped at 5
+            5..6: expecting integer after 'z_'. Received: 'z_'
+              5..6: failed to parse Sdy_TensorMapping parameter 'dim_mappings' which is to be a `::llvm::ArrayRef<DimMappingAttr>`
+              5..6: failed to parse Sdy_OpShardingRule parameter 'operand_mappings' which is to be a `::llvm::ArrayRef<TensorMappingAttr>`"#]],
+        );
+        check(
+            rule,
+            "<([z_ 3])->([i])>",
+            expect![[r#"
+            None
+            stopped at 6
+            6..7: expecting integer after 'z_'. Received: 'z_'
+              6..7: failed to parse Sdy_TensorMapping parameter 'dim_mappings' which is to be a `::llvm::ArrayRef<DimMappingAttr>`
+              6..7: failed to parse Sdy_OpShardingRule parameter 'operand_mappings' which is to be a `::llvm::ArrayRef<TensorMappingAttr>`"#]],
+        );
+        check(
+            rule,
+            "<([z_-3])->([i])>",
+            expect![[r#"
+            None
+            stopped at 5
+            5..6: expecting integer after 'z_'. Received: 'z_'
+              5..6: failed to parse Sdy_TensorMapping parameter 'dim_mappings' which is to be a `::llvm::ArrayRef<DimMappingAttr>`
+              5..6: failed to parse Sdy_OpShardingRule parameter 'operand_mappings' which is to be a `::llvm::ArrayRef<TensorMappingAttr>`"#]],
+        );
+        check(
+            rule,
+            "<([iz_k])->([i])>",
+            expect![[r#"
+            None
+            stopped at 7
+            7..8: expecting integer after 'z_'. Received: 'z_k'
+              7..8: failed to parse Sdy_TensorMapping parameter 'dim_mappings' which is to be a `::llvm::ArrayRef<DimMappingAttr>`
+              7..8: failed to parse Sdy_OpShardingRule parameter 'operand_mappings' which is to be a `::llvm::ArrayRef<TensorMappingAttr>`"#]],
+        );
+        check(
+            rule,
+            "<([z_0])->([i])>",
+            expect![[r#"
+            None
+            stopped at 6
+            6..7: expecting positive integer without leading zeros. Received: '0'
+              6..7: failed to parse Sdy_TensorMapping parameter 'dim_mappings' which is to be a `::llvm::ArrayRef<DimMappingAttr>`
+              6..7: failed to parse Sdy_OpShardingRule parameter 'operand_mappings' which is to be a `::llvm::ArrayRef<TensorMappingAttr>`"#]],
+        );
+        check(
+            rule,
+            "<([z_05])->([i])>",
+            expect![[r#"
+            None
+            stopped at 7
+            7..8: expecting positive integer without leading zeros. Received: '05'
+              7..8: failed to parse Sdy_TensorMapping parameter 'dim_mappings' which is to be a `::llvm::ArrayRef<DimMappingAttr>`
+              7..8: failed to parse Sdy_OpShardingRule parameter 'operand_mappings' which is to be a `::llvm::ArrayRef<TensorMappingAttr>`"#]],
+        );
+        check(
+            rule,
+            "<([z_5_])->([i])>",
+            expect![[r#"
+            None
+            stopped at 7
+            7..8: expecting symbol from 'i' to 'z'. Received: '_'
+              7..8: failed to parse Sdy_TensorMapping parameter 'dim_mappings' which is to be a `::llvm::ArrayRef<DimMappingAttr>`
+              7..8: failed to parse Sdy_OpShardingRule parameter 'operand_mappings' which is to be a `::llvm::ArrayRef<TensorMappingAttr>`"#]],
+        );
+    }
+
+    #[test]
+    fn rule_factor_sizes_errors() {
+        check(
+            rule,
+            "<([i, j])->([ij]) {j=4, i=2}>",
+            expect![[r#"
+            None
+            stopped at 20
+            20..21: expecting factor indices to be ordered like an iota ([0,1,2,...], e.g. {i=#, j=#, ...}). Expecting factor index symbol 'i', received: 'j'"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {i=2, k=3}>",
+            expect![[r#"
+            None
+            stopped at 21
+            21..22: expecting factor indices to be ordered like an iota ([0,1,2,...], e.g. {i=#, j=#, ...}). Expecting factor index symbol 'j', received: 'k'"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {z=1}>",
+            expect![[r#"
+            None
+            stopped at 16
+            16..17: expecting factor indices to be ordered like an iota ([0,1,2,...], e.g. {i=#, j=#, ...}). Expecting factor index symbol 'i', received: 'z'"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {ij=2}>",
+            expect![[r#"
+            None
+            stopped at 17
+            17..18: expecting single factor symbol: j"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {\"i\"=2}>",
+            expect![[r#"
+            None
+            stopped at 15
+            15..18: expected valid keyword"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {i=2,}>",
+            expect![[r#"
+            None
+            stopped at 19
+            19..20: expected valid keyword"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {i 2}>",
+            expect![[r#"
+            None
+            stopped at 17
+            16..16: expected '='"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {i=}>",
+            expect![[r#"
+            None
+            stopped at 17
+            17..18: expected integer value"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {i=2 j=3}>",
+            expect![[r#"
+            None
+            stopped at 19
+            18..18: expected '}'"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {i=99999999999999999999}>",
+            expect![[r#"
+            None
+            stopped at 37
+            17..37: integer value too large"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {a=2}>",
+            expect![[r#"
+            None
+            stopped at 16
+            16..17: expecting symbol from 'i' to 'z'. Received: 'a'"#]],
+        );
+    }
+
+    #[test]
+    fn rule_typed_list_errors() {
+        check(
+            rule,
+            "<([i])->([i]) {i=2} reduction: {i}>",
+            expect![[r#"
+            None
+            stopped at 29
+            29..30: expected '='"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {i=2} reduction {i}>",
+            expect![[r#"
+            None
+            stopped at 30
+            29..29: expected '='"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {i=2} reduce={i}>",
+            expect![[r#"
+            None
+            stopped at 20
+            19..19: expected '>'"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {i=2} permutation={i} reduction={i}>",
+            expect![[r#"
+            None
+            stopped at 36
+            35..35: expected '>'"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {i=2} reduction={i} reduction={i}>",
+            expect![[r#"
+            None
+            stopped at 34
+            33..33: expected '>'"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {i=2} reduction={i}, need_replication={i}>",
+            expect![[r#"
+            None
+            stopped at 35
+            35..51: expected 'custom'"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {i=2} need_replication={b}>",
+            expect![[r#"
+            None
+            stopped at 39
+            39..40: expecting symbol from 'i' to 'z'. Received: 'b'"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {i=2} need_replication={z_0}>",
+            expect![[r#"
+            None
+            stopped at 41
+            41..42: expecting positive integer without leading zeros. Received: '0'"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {i=2} reduction={i,}>",
+            expect![[r#"
+            None
+            stopped at 33
+            33..34: expected valid keyword"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {i=2} reduction={i j}>",
+            expect![[r#"
+            None
+            stopped at 33
+            32..32: expected '}'"#]],
+        );
+        check(
+            rule,
+            "<([i])->([i]) {i=2} reduction=i>",
+            expect![[r#"
+            None
+            stopped at 30
+            30..31: expected '>'"#]],
+        );
+    }
+
+    #[test]
+    fn rule_symbol_index_overflow_continues() {
+        // An index beyond 2^63-1 is reported but parsing goes on with index 0 + 17:
+        // all the errors are one failure for MLIR.
+        check(
+            rule,
+            "<([i, z_9223372036854775808])->([i]) {i=1, z_9223372036854775808=1}>",
+            expect![[r#"
+                None
+                stopped at 64
+                27..28: expecting symbol index <=2^63-1. Received: '9223372036854775808'
+                  64..65: expecting symbol index <=2^63-1. Received: '9223372036854775808'
+                  64..65: expecting factor indices to be ordered like an iota ([0,1,2,...], e.g. {i=#, j=#, ...}). Expecting factor index symbol 'j', received: 'z'"#]],
+        );
+        check(
+            rule,
+            "<([i])->([z_99999999999999999999])>",
+            expect![[r#"
+            rule@0..35
+              operands [i@3..4]@2..5
+              results [z@10..32]@9..33
+              sizes []
+            32..33: expecting symbol index <=2^63-1. Received: '99999999999999999999'"#]],
+        );
+        // i64::MAX + 17 wraps around, as in Shardy.
+        check(
+            rule,
+            "<([i])->([i]) {i=4, z_9223372036854775807=2}>",
+            expect![[r#"
+            None
+            stopped at 41
+            41..42: expecting factor indices to be ordered like an iota ([0,1,2,...], e.g. {i=#, j=#, ...}). Expecting factor index symbol 'j', received: 'y'"#]],
+        );
+    }
+
+    // ----- op-syntax lists -----
+
+    #[test]
+    fn manual_axes_forms_and_errors() {
+        let op = "sdy.manual_computation";
+        check_op(op, manual_axes, "{}", expect!["{}"]);
+        check_op(
+            op,
+            manual_axes,
+            r#"{"x", "y" : i32, "z":(i32, f32) -> ()} (%a"#,
+            expect![[r#"
+            {"x"@1..4<name 1..4>, "y"@6..9<name 6..9>, "z"@17..20<name 17..20>}
+            stopped at 39"#]],
+        );
+        check_op(
+            op,
+            manual_axes,
+            r#"x ["x"]"#,
+            expect![[r#"
+            None
+            stopped at 2
+            1..1: expected '{'"#]],
+        );
+        check_op(
+            op,
+            manual_axes,
+            r#"{"x",}"#,
+            expect![[r#"
+            None
+            stopped at 5
+            5..6: expected attribute value
+              5..6: custom op 'sdy.manual_computation' failed to parse Sdy_ManualAxes parameter 'value' which is to be a `::llvm::ArrayRef<StringAttr>`"#]],
+        );
+        check_op(
+            op,
+            manual_axes,
+            r#"{x}"#,
+            expect![[r#"
+            None
+            stopped at 1
+            1..2: expected attribute value
+              1..2: custom op 'sdy.manual_computation' failed to parse Sdy_ManualAxes parameter 'value' which is to be a `::llvm::ArrayRef<StringAttr>`"#]],
+        );
+        check_op(
+            op,
+            manual_axes,
+            r#"{"x" "y"}"#,
+            expect![[r#"
+            None
+            stopped at 5
+            4..4: expected '}'"#]],
+        );
+        check_op(
+            op,
+            manual_axes,
+            r#"{3}"#,
+            expect![[r#"
+            None
+            stopped at 2
+            1..2: custom op 'sdy.manual_computation' invalid kind of attribute specified
+              2..3: custom op 'sdy.manual_computation' failed to parse Sdy_ManualAxes parameter 'value' which is to be a `::llvm::ArrayRef<StringAttr>`"#]],
+        );
+        check_op(
+            op,
+            manual_axes,
+            r#"{@x, "y"}"#,
+            expect![[r#"
+            None
+            stopped at 3
+            1..3: custom op 'sdy.manual_computation' invalid kind of attribute specified
+              3..4: custom op 'sdy.manual_computation' failed to parse Sdy_ManualAxes parameter 'value' which is to be a `::llvm::ArrayRef<StringAttr>`"#]],
+        );
+        check_op(
+            op,
+            manual_axes,
+            r#"{["x"]}"#,
+            expect![[r#"
+            None
+            stopped at 6
+            1..6: custom op 'sdy.manual_computation' invalid kind of attribute specified
+              6..7: custom op 'sdy.manual_computation' failed to parse Sdy_ManualAxes parameter 'value' which is to be a `::llvm::ArrayRef<StringAttr>`"#]],
+        );
+        check_op(
+            op,
+            manual_axes,
+            r#"{tensor<2xf32>}"#,
+            expect![[r#"
+            None
+            stopped at 14
+            1..14: custom op 'sdy.manual_computation' invalid kind of attribute specified
+              14..15: custom op 'sdy.manual_computation' failed to parse Sdy_ManualAxes parameter 'value' which is to be a `::llvm::ArrayRef<StringAttr>`"#]],
+        );
+        check_op(
+            op,
+            manual_axes,
+            r#"{"x":(1)2}"#,
+            expect![[r#"
+            None
+            stopped at 6
+            6..7: expected non-function type
+              6..7: custom op 'sdy.manual_computation' failed to parse Sdy_ManualAxes parameter 'value' which is to be a `::llvm::ArrayRef<StringAttr>`"#]],
+        );
+        check_op(
+            op,
+            manual_axes,
+            r#"{"x" : y}"#,
+            expect![[r#"
+            None
+            stopped at 7
+            6..6: expected non-function type
+              7..8: custom op 'sdy.manual_computation' failed to parse Sdy_ManualAxes parameter 'value' which is to be a `::llvm::ArrayRef<StringAttr>`"#]],
+        );
+        check_op(
+            op,
+            manual_axes,
+            r#"{"x" : (i32)}"#,
+            expect![[r#"
+            None
+            stopped at 12
+            12..13: expected '->' in function type
+              12..13: custom op 'sdy.manual_computation' failed to parse Sdy_ManualAxes parameter 'value' which is to be a `::llvm::ArrayRef<StringAttr>`"#]],
+        );
+    }
+
+    #[test]
+    fn axis_list_forms_and_errors() {
+        let op = "sdy.all_reduce";
+        check_op(
+            op,
+            axis_list_attr,
+            "{} %x",
+            expect![[r#"
+            {}
+            stopped at 3"#]],
+        );
+        check_op(
+            op,
+            axis_list_attr,
+            r#"{"x", "y":(1)2}"#,
+            expect![[r#"{"x"@1..4<name 1..4>, "y":(1)2<10..14>@6..14<name 6..9>}"#]],
+        );
+        check_op(
+            op,
+            axis_list_attr,
+            r#"x ["x"]"#,
+            expect![[r#"
+            None
+            stopped at 2
+            1..1: expected '{'"#]],
+        );
+        check_op(
+            op,
+            axis_list_attr,
+            r#"{"x",}"#,
+            expect![[r#"
+            None
+            stopped at 5
+            5..6: custom op 'sdy.all_reduce' expected string
+              5..6: custom op 'sdy.all_reduce' failed to parse Sdy_AxisRef parameter 'name' which is to be a `::llvm::StringRef`
+              5..6: custom op 'sdy.all_reduce' failed to parse Sdy_AxisRefList parameter 'value' which is to be a `::llvm::ArrayRef<AxisRefAttr>`"#]],
+        );
+        check_op(
+            op,
+            axis_list_attr,
+            r#"{x}"#,
+            expect![[r#"
+            None
+            stopped at 1
+            1..2: custom op 'sdy.all_reduce' expected string
+              1..2: custom op 'sdy.all_reduce' failed to parse Sdy_AxisRef parameter 'name' which is to be a `::llvm::StringRef`
+              1..2: custom op 'sdy.all_reduce' failed to parse Sdy_AxisRefList parameter 'value' which is to be a `::llvm::ArrayRef<AxisRefAttr>`"#]],
+        );
+        check_op(
+            op,
+            axis_list_attr,
+            r#"{"x" "y"}"#,
+            expect![[r#"
+            None
+            stopped at 5
+            4..4: expected '}'"#]],
+        );
+        check_op(
+            op,
+            axis_list_attr,
+            r#"{"x":2}"#,
+            expect![[r#"
+            None
+            stopped at 5
+            5..6: expected '('
+              5..6: custom op 'sdy.all_reduce' failed to parse Sdy_AxisRef parameter 'sub_axis_info' which is to be a `SubAxisInfoAttr`
+              5..6: custom op 'sdy.all_reduce' failed to parse Sdy_AxisRefList parameter 'value' which is to be a `::llvm::ArrayRef<AxisRefAttr>`"#]],
+        );
+    }
+
+    #[test]
+    fn axis_list_per_dim_forms_and_errors() {
+        let op = "sdy.all_gather";
+        check_op(op, per_dim, "[]", expect!["[]"]);
+        check_op(
+            op,
+            per_dim,
+            r#"[{}, {"x", "y":(2)2}]"#,
+            expect![[
+                r#"[{}@1..3, {"x"@6..9<name 6..9>, "y":(2)2<15..19>@11..19<name 11..14>}@5..20]"#
+            ]],
+        );
+        check_op(
+            op,
+            per_dim,
+            r#"x {}"#,
+            expect![[r#"
+            None
+            stopped at 2
+            1..1: expected '['"#]],
+        );
+        check_op(
+            op,
+            per_dim,
+            r#"[{}, ]"#,
+            expect![[r#"
+            None
+            stopped at 5
+            4..4: expected '{'
+              5..6: custom op 'sdy.all_gather' failed to parse Sdy_ListOfAxisRefLists parameter 'value' which is to be a `::llvm::ArrayRef<AxisRefListAttr>`"#]],
+        );
+        check_op(
+            op,
+            per_dim,
+            r#"[{} {}]"#,
+            expect![[r#"
+            None
+            stopped at 4
+            3..3: expected ']'"#]],
+        );
+        check_op(
+            op,
+            per_dim,
+            r#"[{x}]"#,
+            expect![[r#"
+            None
+            stopped at 2
+            2..3: custom op 'sdy.all_gather' expected string
+              2..3: custom op 'sdy.all_gather' failed to parse Sdy_AxisRef parameter 'name' which is to be a `::llvm::StringRef`
+              2..3: custom op 'sdy.all_gather' failed to parse Sdy_AxisRefList parameter 'value' which is to be a `::llvm::ArrayRef<AxisRefAttr>`
+              2..3: custom op 'sdy.all_gather' failed to parse Sdy_ListOfAxisRefLists parameter 'value' which is to be a `::llvm::ArrayRef<AxisRefListAttr>`"#]],
+        );
+        check_op(
+            op,
+            per_dim,
+            r#"[{"x" "y"}]"#,
+            expect![[r#"
+            None
+            stopped at 6
+            5..5: expected '}'
+              6..9: custom op 'sdy.all_gather' failed to parse Sdy_ListOfAxisRefLists parameter 'value' which is to be a `::llvm::ArrayRef<AxisRefListAttr>`"#]],
+        );
+        check_op(
+            op,
+            per_dim,
+            r#"[{"x"::(1)2}]"#,
+            expect![[r#"
+            None
+            stopped at 5
+            6..7: expected '('
+              6..7: custom op 'sdy.all_gather' failed to parse Sdy_AxisRef parameter 'sub_axis_info' which is to be a `SubAxisInfoAttr`
+              6..7: custom op 'sdy.all_gather' failed to parse Sdy_AxisRefList parameter 'value' which is to be a `::llvm::ArrayRef<AxisRefAttr>`
+              6..7: custom op 'sdy.all_gather' failed to parse Sdy_ListOfAxisRefLists parameter 'value' which is to be a `::llvm::ArrayRef<AxisRefListAttr>`"#]],
+        );
+        check_op(
+            op,
+            per_dim,
+            r#"[[]]"#,
+            expect![[r#"
+            None
+            stopped at 1
+            1..2: expected '{'
+              1..2: custom op 'sdy.all_gather' failed to parse Sdy_ListOfAxisRefLists parameter 'value' which is to be a `::llvm::ArrayRef<AxisRefListAttr>`"#]],
+        );
+    }
+
+    #[test]
+    fn all_to_all_forms_and_errors() {
+        let op = "sdy.all_to_all";
+        check_op(op, a2a, "[]", expect!["[]"]);
+        check_op(
+            op,
+            a2a,
+            r#"[{"x"}: 0->1, {"y", "z"} : 1 -> -2]"#,
+            expect![[
+                r#"[{"x"@2..5<name 2..5>}@1..6: 0@8..9->1@11..12 @1..12, {"y"@15..18<name 15..18>, "z"@20..23<name 20..23>}@14..24: 1@27..28->-2@32..34 @14..34]"#
+            ]],
+        );
+        check_op(
+            op,
+            a2a,
+            r#"[{}: 0->1]"#,
+            expect![[r#"
+            None
+            stopped at 2
+            2..3: custom op 'sdy.all_to_all' expected string
+              2..3: custom op 'sdy.all_to_all' failed to parse Sdy_AxisRef parameter 'name' which is to be a `::llvm::StringRef`
+              2..3: custom op 'sdy.all_to_all' failed to parse Sdy_AllToAllParamAttr parameter 'axes' which is to be a `::llvm::ArrayRef<AxisRefAttr>`
+              2..3: custom op 'sdy.all_to_all' failed to parse Sdy_AllToAllParamList parameter 'value' which is to be a `::llvm::ArrayRef<AllToAllParamAttr>`"#]],
+        );
+        check_op(
+            op,
+            a2a,
+            r#"[{x}: 0->1]"#,
+            expect![[r#"
+            None
+            stopped at 2
+            2..3: custom op 'sdy.all_to_all' expected string
+              2..3: custom op 'sdy.all_to_all' failed to parse Sdy_AxisRef parameter 'name' which is to be a `::llvm::StringRef`
+              2..3: custom op 'sdy.all_to_all' failed to parse Sdy_AllToAllParamAttr parameter 'axes' which is to be a `::llvm::ArrayRef<AxisRefAttr>`
+              2..3: custom op 'sdy.all_to_all' failed to parse Sdy_AllToAllParamList parameter 'value' which is to be a `::llvm::ArrayRef<AllToAllParamAttr>`"#]],
+        );
+        check_op(
+            op,
+            a2a,
+            r#"[{"x" "y"}: 0->1]"#,
+            expect![[r#"
+            None
+            stopped at 6
+            5..5: expected '}'
+              6..9: custom op 'sdy.all_to_all' failed to parse Sdy_AllToAllParamList parameter 'value' which is to be a `::llvm::ArrayRef<AllToAllParamAttr>`"#]],
+        );
+        check_op(
+            op,
+            a2a,
+            r#"[("x"): 0->1]"#,
+            expect![[r#"
+            None
+            stopped at 1
+            1..2: expected '{'
+              1..2: custom op 'sdy.all_to_all' failed to parse Sdy_AllToAllParamList parameter 'value' which is to be a `::llvm::ArrayRef<AllToAllParamAttr>`"#]],
+        );
+        check_op(
+            op,
+            a2a,
+            r#"[{"x"} 0->1]"#,
+            expect![[r#"
+            None
+            stopped at 7
+            6..6: expected ':'
+              7..8: custom op 'sdy.all_to_all' failed to parse Sdy_AllToAllParamList parameter 'value' which is to be a `::llvm::ArrayRef<AllToAllParamAttr>`"#]],
+        );
+        check_op(
+            op,
+            a2a,
+            r#"[{"x"}::0->1]"#,
+            expect![[r#"
+            None
+            stopped at 6
+            7..8: custom op 'sdy.all_to_all' expected integer value
+              7..8: custom op 'sdy.all_to_all' failed to parse Sdy_AllToAllParamAttr parameter 'src_dim' which is to be a `int64_t`
+              7..8: custom op 'sdy.all_to_all' failed to parse Sdy_AllToAllParamList parameter 'value' which is to be a `::llvm::ArrayRef<AllToAllParamAttr>`"#]],
+        );
+        check_op(
+            op,
+            a2a,
+            r#"[{"x"}: y->1]"#,
+            expect![[r#"
+            None
+            stopped at 8
+            8..9: custom op 'sdy.all_to_all' expected integer value
+              8..9: custom op 'sdy.all_to_all' failed to parse Sdy_AllToAllParamAttr parameter 'src_dim' which is to be a `int64_t`
+              8..9: custom op 'sdy.all_to_all' failed to parse Sdy_AllToAllParamList parameter 'value' which is to be a `::llvm::ArrayRef<AllToAllParamAttr>`"#]],
+        );
+        check_op(
+            op,
+            a2a,
+            r#"[{"x"}: 0 1]"#,
+            expect![[r#"
+            None
+            stopped at 10
+            9..9: expected '->'
+              10..11: custom op 'sdy.all_to_all' failed to parse Sdy_AllToAllParamList parameter 'value' which is to be a `::llvm::ArrayRef<AllToAllParamAttr>`"#]],
+        );
+        check_op(
+            op,
+            a2a,
+            r#"[{"x"}: 0->]"#,
+            expect![[r#"
+            None
+            stopped at 11
+            11..12: custom op 'sdy.all_to_all' expected integer value
+              11..12: custom op 'sdy.all_to_all' failed to parse Sdy_AllToAllParamAttr parameter 'tgt_dim' which is to be a `int64_t`
+              11..12: custom op 'sdy.all_to_all' failed to parse Sdy_AllToAllParamList parameter 'value' which is to be a `::llvm::ArrayRef<AllToAllParamAttr>`"#]],
+        );
+        check_op(
+            op,
+            a2a,
+            r#"[{"x"}: 0->1 {"y"}: 1->0]"#,
+            expect![[r#"
+            None
+            stopped at 13
+            12..12: expected ']'"#]],
+        );
+        check_op(
+            op,
+            a2a,
+            r#"x {"x"}: 0->1"#,
+            expect![[r#"
+            None
+            stopped at 2
+            1..1: expected '['"#]],
+        );
+    }
+}
+
+#[cfg(test)]
 mod tmp_diff {
     use super::*;
     #[test]
@@ -1032,7 +3520,7 @@ mod tmp_diff {
                 continue;
             }
             let (kind, body) = line.split_once(' ').unwrap();
-            let text = format!("x {body}");
+            let text = format!("x {}", body.replace("\\n", "\n"));
             let mut p = Parser::new(&text);
             p.bump();
             let op = match kind {

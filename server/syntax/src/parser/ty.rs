@@ -4,8 +4,9 @@
 use super::Parser;
 use crate::lexer::TokenKind;
 use crate::tree::{Dim, Type, TypeKind};
+use std::sync::Arc;
 
-impl Parser<'_> {
+impl<'s> Parser<'s> {
     /// Whether the current token can begin a type.
     pub(crate) fn at_type_start(&self) -> bool {
         match self.kind() {
@@ -17,6 +18,32 @@ impl Parser<'_> {
 
     /// Parses a type; reports `expected type` and returns `None` when there is none.
     pub(crate) fn parse_type(&mut self) -> Option<Type> {
+        let start = self.peek().start;
+        // Seen this exact tensor type before: skip it without re-reading the shape.
+        if self.at_keyword("tensor") && self.nth_kind(1) == TokenKind::Less {
+            let save = self.save();
+            self.bump();
+            self.skip_balanced();
+            if let Some(k) = self.types.get(self.text_from(start)) {
+                let kind = k.clone();
+                return Some(Type { span: self.rel_from(start), kind });
+            }
+            self.restore(save);
+        }
+        let kind = self.parse_type_kind()?;
+        let text = self.text_from(start);
+        let kind = match self.types.get(text) {
+            Some(k) => k.clone(),
+            None => {
+                let k = Arc::new(kind);
+                self.types.insert(text, k.clone());
+                k
+            }
+        };
+        Some(Type { span: self.rel_from(start), kind })
+    }
+
+    fn parse_type_kind(&mut self) -> Option<TypeKind> {
         let start_tok = self.peek();
         match start_tok.kind {
             TokenKind::BangId => {
@@ -32,7 +59,7 @@ impl Parser<'_> {
                 } else {
                     TypeKind::Alias(name.into())
                 };
-                Some(Type { span: self.rel_from(start_tok.start), kind })
+                Some(kind)
             }
             TokenKind::BareId => {
                 let name = self.text(start_tok);
@@ -69,7 +96,7 @@ impl Parser<'_> {
                         TypeKind::Other(self.text_from(start_tok.start).into())
                     }
                 };
-                Some(Type { span: self.rel_from(start_tok.start), kind })
+                Some(kind)
             }
             TokenKind::LParen => {
                 // A function type used as a type: `(T) -> R`.
@@ -81,11 +108,7 @@ impl Parser<'_> {
                         self.parse_type()?;
                     }
                 }
-                let text = self.text_from(start_tok.start);
-                Some(Type {
-                    span: self.rel_from(start_tok.start),
-                    kind: TypeKind::Other(text.into()),
-                })
+                Some(TypeKind::Other(self.text_from(start_tok.start).into()))
             }
             _ => {
                 self.error_expected("type");
@@ -95,7 +118,7 @@ impl Parser<'_> {
     }
 
     /// The source text from absolute `start` to the end of the previous token.
-    pub(crate) fn text_from(&self, start: u32) -> &str {
+    pub(crate) fn text_from(&self, start: u32) -> &'s str {
         &self.src[start as usize..self.prev_end().max(start) as usize]
     }
 
@@ -169,7 +192,7 @@ fn parse_shape(inner: &str) -> Result<TypeKind, &'static str> {
         return Ok(TypeKind::Tensor { shape: None, elem: elem.trim().into(), encoding });
     }
     let bytes = body.as_bytes();
-    let mut dims = Vec::new();
+    let mut dims = crate::tree::Shape::new();
     let mut i = 0;
     loop {
         let start = i;
@@ -231,7 +254,7 @@ mod tests {
         assert_eq!(t("f32"), r#"Ok(Tensor { shape: Some([]), elem: "f32", encoding: None })"#);
         assert_eq!(
             t("0x8xcomplex<f32>, #enc<1, 2>"),
-            r#"Ok(Tensor { shape: Some([Static(0), Static(8)]), elem: "complex<f32>", encoding: Some("#enc<1, 2>") })"#
+            r##"Ok(Tensor { shape: Some([Static(0), Static(8)]), elem: "complex<f32>", encoding: Some("#enc<1, 2>") })"##
         );
         assert_eq!(t("8x"), r#"Err("expected non-function type")"#);
     }

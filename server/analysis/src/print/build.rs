@@ -1,0 +1,693 @@
+//! Builds the printable IR from a parsed chunk: resolves SSA names to values, converts
+//! attributes and types to their canonical form, and records for each op how MLIR
+//! prints it.
+
+use super::attr::{unescape_bytes, Attr, NamedAttr};
+use super::float::canonical_float;
+use super::ir::*;
+use super::names::element_type;
+use super::sdy as s;
+use super::text::{normalize_tokens, Normalizer};
+use sdy_syntax::lexer::{self, TokenKind};
+use sdy_syntax::sdy::SdyAttr;
+use sdy_syntax::tree::{self, AliasValue, AttrKind, Chunk, Custom, SigForm, StmtKind, TypeKind};
+use sdy_syntax::Span;
+use std::collections::HashMap;
+
+/// Builds the module of a chunk (the chunk's lone `module` op, or an implicit one).
+pub fn build_module(src: &str, chunk: &Chunk) -> Module {
+    let mut b = Builder { src, values: Vec::new(), scopes: Vec::new(), aliases: HashMap::new() };
+    let base = chunk.span.start;
+    for c in &chunk.top {
+        if let Custom::Alias { name, value } = &c.op.custom {
+            b.aliases.insert(name.text.to_string(), (base + c.offset, value.clone()));
+        }
+    }
+    let explicit = {
+        let (off, body) = chunk.module_body();
+        let module = chunk
+            .top
+            .iter()
+            .find(|c| c.op.kind == StmtKind::Op && c.op.full_name() == "builtin.module" && c.offset == off);
+        match module {
+            Some(m) if m.op.regions.first().and_then(|r| r.blocks.first()).is_some_and(|b| std::ptr::eq(b.ops.as_ptr(), body.as_ptr())) => Some(m),
+            _ => None,
+        }
+    };
+    let top = match explicit {
+        Some(m) => b.op(&m.op, base + m.offset, Vec::new()),
+        None => {
+            b.scopes.push(HashMap::new());
+            let region = b.region_ops(&[&chunk.top], base, &[], Vec::new());
+            b.scopes.pop();
+            Op {
+                origin: None,
+                name: "builtin.module".into(),
+                results: Vec::new(),
+                operands: Vec::new(),
+                props: Vec::new(),
+                attrs: Vec::new(),
+                regions: vec![region],
+                syntax: Syntax::Pretty,
+            }
+        }
+    };
+    Module { values: b.values, top }
+}
+
+struct Builder<'s> {
+    src: &'s str,
+    values: Vec<ValueInfo>,
+    /// Visible SSA names: `%x` -> (first value, number of values).
+    scopes: Vec<HashMap<String, (ValueId, u32)>>,
+    /// `#name` / `!name` -> (absolute start of the alias statement, its value).
+    aliases: HashMap<String, (u32, AliasValue)>,
+}
+
+impl Normalizer for Builder<'_> {
+    fn alias_text(&self, name: &str) -> Option<String> {
+        let (base, value) = self.aliases.get(name)?;
+        Some(match value {
+            AliasValue::Attr(a) => super::attr::attr_to_string(&self.attr(a, *base)),
+            AliasValue::Type(t) => self.ty(t, *base),
+        })
+    }
+}
+
+/// Ops whose discardable attributes print right after the op name.
+const DICT_AFTER_NAME: &[&str] = &["stablehlo.optimization_barrier"];
+
+/// Elementwise StableHLO ops: generic input prints as `name %a, %b : T`.
+const ELEMENTWISE: &[&str] = &[
+    "abs", "add", "and", "atan2", "cbrt", "ceil", "cosine", "count_leading_zeros", "divide", "exponential",
+    "exponential_minus_one", "floor", "log", "log_plus_one", "logistic", "maximum", "minimum", "multiply",
+    "negate", "not", "or", "popcnt", "power", "remainder", "round_nearest_afz", "round_nearest_even", "rsqrt",
+    "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign", "sine", "sqrt", "subtract", "tan",
+    "tanh", "xor",
+];
+
+/// Dialects registered in `sdy_opt`: their generic ops keep undotted attributes as
+/// inherent properties.
+fn is_registered(name: &str) -> bool {
+    ["stablehlo.", "sdy.", "func.", "chlo.", "tensor.", "arith.", "builtin."].iter().any(|p| name.starts_with(p))
+}
+
+pub fn is_elementwise(name: &str) -> bool {
+    name.strip_prefix("stablehlo.").is_some_and(|n| ELEMENTWISE.contains(&n))
+}
+
+impl Builder<'_> {
+    fn new_value(&mut self, ty: Option<String>) -> ValueId {
+        self.values.push(ValueInfo { ty });
+        (self.values.len() - 1) as ValueId
+    }
+
+    fn define(&mut self, name: &str, first: ValueId, count: u32) {
+        if let Some(s) = self.scopes.last_mut() {
+            s.insert(name.to_string(), (first, count));
+        }
+    }
+
+    fn resolve(&mut self, r: &tree::ValueRef) -> ValueId {
+        for s in self.scopes.iter().rev() {
+            if let Some(&(first, count)) = s.get(&*r.name) {
+                let i = r.index.unwrap_or(0);
+                if i < count {
+                    return first + i;
+                }
+                break;
+            }
+        }
+        self.new_value(None)
+    }
+
+    // ----- types and attributes -----
+
+    fn text(&self, span: Span, base: u32) -> &str {
+        let s = span.shift(base);
+        self.src.get(s.start as usize..s.end as usize).unwrap_or("")
+    }
+
+    pub(super) fn ty(&self, t: &tree::Type, base: u32) -> String {
+        match &t.kind {
+            TypeKind::Tensor { shape, elem, encoding } => {
+                let elem = normalize_tokens(elem, self);
+                let mut out = String::from("tensor<");
+                match shape {
+                    None => out.push_str("*x"),
+                    Some(dims) => {
+                        for d in dims {
+                            match d {
+                                tree::Dim::Static(n) => out.push_str(&n.to_string()),
+                                tree::Dim::Dynamic => out.push('?'),
+                            }
+                            out.push('x');
+                        }
+                    }
+                }
+                out.push_str(&elem);
+                if let Some(e) = encoding {
+                    out.push_str(", ");
+                    out.push_str(&normalize_tokens(e, self));
+                }
+                out.push('>');
+                out
+            }
+            TypeKind::Token => "!stablehlo.token".into(),
+            TypeKind::Tuple(ts) => {
+                let inner: Vec<String> = ts.iter().map(|t| self.ty(t, base)).collect();
+                format!("tuple<{}>", inner.join(", "))
+            }
+            TypeKind::Alias(name) => {
+                self.alias_text(&format!("!{name}")).unwrap_or_else(|| format!("!{name}"))
+            }
+            TypeKind::Other(_) => normalize_tokens(self.text(t.span, base), self),
+        }
+    }
+
+    fn dict(&self, d: &tree::AttrDict, base: u32) -> Vec<NamedAttr> {
+        d.entries.iter().map(|e| self.named(e, base)).collect()
+    }
+
+    fn named(&self, e: &tree::NamedAttr, base: u32) -> NamedAttr {
+        NamedAttr {
+            name: e.name.to_string(),
+            value: e.value.as_ref().map_or(Attr::Unit, |v| self.attr(v, base)),
+        }
+    }
+
+    pub(super) fn attr(&self, a: &tree::Attr, base: u32) -> Attr {
+        match &a.kind {
+            AttrKind::Int { value, ty } => {
+                let ty = ty.as_ref().map_or_else(|| "i64".to_string(), |t| self.ty(t, base));
+                if super::float::FloatSem::of_type(&ty).is_some() {
+                    let text: String = self.text(a.span, base).split(':').next().unwrap_or("").split_whitespace().collect();
+                    if let Some(f) = canonical_float(&text, &ty) {
+                        return Attr::Float { text: f, ty };
+                    }
+                }
+                Attr::Int { value: *value, ty }
+            }
+            AttrKind::Float { text, ty } => {
+                let ty = ty.as_ref().map_or_else(|| "f64".to_string(), |t| self.ty(t, base));
+                let num: String = text.split_whitespace().collect();
+                let text = canonical_float(&num, &ty).unwrap_or(num);
+                Attr::Float { text, ty }
+            }
+            AttrKind::Bool(b) => Attr::Bool(*b),
+            AttrKind::Unit => Attr::Unit,
+            AttrKind::String { raw } => Attr::Str(unescape_bytes(raw)),
+            AttrKind::Symbol(name) => {
+                let name = match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
+                    Some(q) if !name.contains("::") => String::from_utf8_lossy(&unescape_bytes(q)).into_owned(),
+                    _ => name.to_string(),
+                };
+                Attr::Symbol(name)
+            }
+            AttrKind::Array(items) => Attr::Array(items.iter().map(|i| self.attr(i, base)).collect()),
+            AttrKind::DenseArray { elem, values } => {
+                let is_int = elem.starts_with('i') && elem[1..].bytes().all(|b| b.is_ascii_digit());
+                if !is_int {
+                    return Attr::Raw(normalize_tokens(self.text(a.span, base), self));
+                }
+                if values.is_empty() {
+                    return Attr::Raw(format!("array<{elem}>"));
+                }
+                let vals: Vec<String> = values
+                    .iter()
+                    .map(|v| if &**elem == "i1" { (*v != 0).to_string() } else { v.to_string() })
+                    .collect();
+                Attr::Raw(format!("array<{elem}: {}>", vals.join(", ")))
+            }
+            AttrKind::Dict(d) => Attr::Dict(self.dict(d, base)),
+            AttrKind::Type(t) => Attr::Type(self.ty(t, base)),
+            AttrKind::Elements { ty } => Attr::Raw(self.elements(a, ty.as_ref(), base)),
+            AttrKind::Sdy(sdy) => self.sdy_attr(sdy, a.span, base),
+            AttrKind::AliasRef(name) => match self.aliases.get(&format!("#{name}")) {
+                Some((abase, AliasValue::Attr(v))) => self.attr(v, *abase),
+                _ => Attr::Raw(format!("#{name}")),
+            },
+            AttrKind::Keyword(k) => Attr::Raw(k.to_string()),
+            AttrKind::Opaque => Attr::Raw(normalize_tokens(self.text(a.span, base), self)),
+        }
+    }
+
+    fn sdy_attr(&self, a: &SdyAttr, span: Span, base: u32) -> Attr {
+        match a {
+            SdyAttr::Mesh(m) => Attr::Mesh(s::mesh(m)),
+            SdyAttr::Sharding(sh) => Attr::Sharding(s::sharding(sh)),
+            SdyAttr::PerValue(p) => Attr::PerValue(p.shardings.iter().map(s::sharding).collect()),
+            SdyAttr::Rule(r) => Attr::Rule(s::rule(r)),
+            SdyAttr::ManualAxes(v) | SdyAttr::AxisList(v) => Attr::AxisList(s::axis_refs(v)),
+            SdyAttr::AxisListPerDim(v) => Attr::AxisLists(v.iter().map(|l| s::axis_refs(&l.axes)).collect()),
+            SdyAttr::AllToAllParams(p) => Attr::AllToAll(s::all_to_all(p)),
+            SdyAttr::Opaque => Attr::Raw(normalize_tokens(self.text(span, base), self)),
+        }
+    }
+
+    /// `dense<...> : T` in MLIR's spelling: splats collapsed, floats canonical.
+    fn elements(&self, a: &tree::Attr, ty: Option<&tree::Type>, base: u32) -> String {
+        let text = self.text(a.span, base);
+        let ty_text = ty.map(|t| self.ty(t, base));
+        let body_end = match ty {
+            Some(t) => {
+                // The type's span is relative to the op, like the attribute's.
+                let cut = t.span.start.saturating_sub(a.span.start) as usize;
+                text.get(..cut).map(|s| s.trim_end().trim_end_matches(':').trim_end()).unwrap_or(text)
+            }
+            None => text,
+        };
+        let (kw, rest) = match body_end.find('<') {
+            Some(i) => (body_end[..i].trim(), &body_end[i..]),
+            None => return normalize_tokens(text, self),
+        };
+        let mut out = String::new();
+        if kw == "dense" {
+            let inner = rest.strip_prefix('<').and_then(|r| r.strip_suffix('>')).unwrap_or(rest);
+            let elem = ty_text.as_deref().map(element_type).unwrap_or("");
+            match super::elements::normalize_dense(inner, elem) {
+                Some(body) => out.push_str(&format!("dense<{body}>")),
+                None => out.push_str(&normalize_tokens(body_end, self)),
+            }
+        } else {
+            out.push_str(&normalize_tokens(body_end, self));
+        }
+        if let Some(t) = ty_text {
+            out.push_str(" : ");
+            out.push_str(&t);
+        }
+        out
+    }
+
+    // ----- regions -----
+
+    /// Builds a region from its blocks' statements. `entry_args` are values already
+    /// made for the entry block's arguments (function arguments), `arg_decls` the
+    /// block arguments of each block as written.
+    fn region_ops(
+        &mut self,
+        blocks: &[&[tree::Child]],
+        base: u32,
+        arg_decls: &[&[tree::BlockArg]],
+        entry_args: Vec<ValueId>,
+    ) -> Region {
+        // Block arguments and all results of the region are visible everywhere in it.
+        let mut block_args: Vec<Vec<ValueId>> = Vec::new();
+        for (i, _) in blocks.iter().enumerate() {
+            let mut args = Vec::new();
+            if i == 0 {
+                args.extend(entry_args.iter().copied());
+            }
+            if let Some(decls) = arg_decls.get(i) {
+                for a in decls.iter() {
+                    let ty = a.ty.as_ref().map(|t| self.ty(t, base));
+                    let v = self.new_value(ty);
+                    self.define(&a.name, v, 1);
+                    args.push(v);
+                }
+            }
+            block_args.push(args);
+        }
+        let mut results: Vec<Vec<Vec<ValueId>>> = Vec::new();
+        for ops in blocks {
+            let mut per_op = Vec::new();
+            for c in ops.iter() {
+                let mut vals = Vec::new();
+                if c.op.kind == StmtKind::Op {
+                    for g in &c.op.results {
+                        let first = self.values.len() as ValueId;
+                        for _ in 0..g.count {
+                            self.new_value(None);
+                        }
+                        self.define(&g.name, first, g.count);
+                        vals.extend(first..first + g.count);
+                    }
+                }
+                per_op.push(vals);
+            }
+            results.push(per_op);
+        }
+        let mut out = Region::default();
+        for ((ops, args), res) in blocks.iter().zip(block_args).zip(results) {
+            let mut block = Block { args, ops: Vec::new() };
+            for (c, r) in ops.iter().zip(res) {
+                if c.op.kind != StmtKind::Op {
+                    continue;
+                }
+                let op = self.op(&c.op, base + c.offset, r);
+                block.ops.push(op);
+            }
+            out.blocks.push(block);
+        }
+        out
+    }
+
+    /// A nested region of op `op` (at `base`), in a new scope.
+    fn region(&mut self, r: &tree::Region, base: u32, entry_args: Vec<ValueId>) -> Region {
+        self.scopes.push(HashMap::new());
+        let blocks: Vec<&[tree::Child]> = r.blocks.iter().map(|b| b.ops.as_slice()).collect();
+        let decls: Vec<&[tree::BlockArg]> = r.blocks.iter().map(|b| b.args.as_slice()).collect();
+        let region = self.region_ops(&blocks, base, &decls, entry_args);
+        self.scopes.pop();
+        region
+    }
+
+    // ----- ops -----
+
+    fn op(&mut self, t: &tree::Op, abs: u32, results: Vec<ValueId>) -> Op {
+        let name = t.full_name().to_string();
+        let operands: Vec<ValueId> = t.operands.iter().map(|r| self.resolve(r)).collect();
+        let mut op = Op {
+            origin: Some(abs),
+            name: name.clone(),
+            results,
+            operands,
+            props: t.inherent.iter().map(|a| self.named(a, abs)).collect(),
+            attrs: t.attrs.as_ref().map(|d| self.dict(d, abs)).unwrap_or_default(),
+            regions: Vec::new(),
+            syntax: Syntax::Generic,
+        };
+        self.set_types(t, &mut op, abs);
+
+        if name == "func.func" && !t.generic {
+            if let Custom::Func(h) = &t.custom {
+                let info = FuncInfo {
+                    visibility: h.visibility.as_ref().map(|v| v.text.to_string()).filter(|v| v != "public"),
+                    sym: h.sym.text.to_string(),
+                    args: h
+                        .args
+                        .iter()
+                        .map(|a| FuncSlot {
+                            ty: self.ty(&a.ty, abs),
+                            attrs: a.attrs.as_ref().map(|d| self.dict(d, abs)).unwrap_or_default(),
+                        })
+                        .collect(),
+                    results: h
+                        .results
+                        .iter()
+                        .map(|r| FuncSlot {
+                            ty: self.ty(&r.ty, abs),
+                            attrs: r.attrs.as_ref().map(|d| self.dict(d, abs)).unwrap_or_default(),
+                        })
+                        .collect(),
+                    fn_attrs: h.fn_attrs.as_ref().map(|d| self.dict(d, abs)).unwrap_or_default(),
+                };
+                if let Some(r) = t.regions.first() {
+                    self.scopes.push(HashMap::new());
+                    let mut entry = Vec::new();
+                    for (a, slot) in h.args.iter().zip(&info.args) {
+                        let v = self.new_value(Some(slot.ty.clone()));
+                        self.define(&a.name, v, 1);
+                        entry.push(v);
+                    }
+                    let region = self.region(r, abs, entry);
+                    self.scopes.pop();
+                    op.regions.push(region);
+                }
+                op.syntax = Syntax::Func(Box::new(info));
+                return op;
+            }
+        }
+
+        if name == "builtin.module" && !t.generic {
+            if let Custom::Module(h) = &t.custom {
+                if let Some(sym) = &h.sym {
+                    op.props.push(NamedAttr::new("sym_name", Attr::Str(sym.text.as_bytes().to_vec())));
+                }
+                op.attrs = h.attrs.as_ref().map(|d| self.dict(d, abs)).unwrap_or_default();
+            }
+            for r in &t.regions {
+                let region = self.region(r, abs, Vec::new());
+                op.regions.push(region);
+            }
+            op.syntax = Syntax::Pretty;
+            return op;
+        }
+
+        // Regions: block arguments come from the region's own blocks (generic form or
+        // op syntax such as `(%arg1: T) {`).
+        for r in &t.regions {
+            let region = self.region(r, abs, Vec::new());
+            op.regions.push(region);
+        }
+
+        if name == "sdy.mesh" && !t.generic {
+            if let Custom::Mesh { sym } = &t.custom {
+                op.props.push(NamedAttr::new("sym_name", Attr::Str(sym.text.as_bytes().to_vec())));
+            }
+        }
+        if name == "sdy.named_computation" && !t.generic {
+            // The parser records the name as a string attribute.
+        }
+        if name == "stablehlo.constant" && op.prop("value").is_none() {
+            if let Some(v) = op.remove_attr("value") {
+                op.props.push(NamedAttr::new("value", v));
+            }
+        }
+
+        if t.generic && is_registered(&name) {
+            // Undotted names in the discardable dictionary are inherent attributes.
+            let (inh, disc): (Vec<NamedAttr>, Vec<NamedAttr>) =
+                std::mem::take(&mut op.attrs).into_iter().partition(|a| !a.name.contains('.'));
+            op.props.extend(inh);
+            op.attrs = disc;
+        }
+
+        op.syntax = if pretty_printable(&op, t.generic) {
+            Syntax::Pretty
+        } else if t.generic {
+            Syntax::Generic
+        } else {
+            Syntax::Custom(Box::new(self.template(t, abs, &op)))
+        };
+        op
+    }
+
+    /// Records the types of the op's results (and of operands whose type is unknown)
+    /// from its written signature.
+    fn set_types(&mut self, t: &tree::Op, op: &mut Op, abs: u32) {
+        let inputs: Vec<String> = t.sig.inputs.iter().map(|ty| self.ty(ty, abs)).collect();
+        let outputs: Vec<String> = t.sig.outputs.iter().map(|ty| self.ty(ty, abs)).collect();
+        let (ins, outs): (Vec<Option<String>>, Vec<Option<String>>) = match t.sig.form {
+            SigForm::None => (vec![None; op.operands.len()], vec![None; op.results.len()]),
+            SigForm::Function => (inputs.into_iter().map(Some).collect(), outputs.into_iter().map(Some).collect()),
+            SigForm::List => {
+                let n_res = op.results.len();
+                let n_ops = op.operands.len();
+                if inputs.len() == 1 {
+                    (vec![inputs.first().cloned(); n_ops], vec![inputs.first().cloned(); n_res])
+                } else if inputs.len() == n_res && n_res == n_ops {
+                    (inputs.iter().cloned().map(Some).collect(), inputs.into_iter().map(Some).collect())
+                } else if inputs.len() == n_res {
+                    (vec![None; n_ops], inputs.into_iter().map(Some).collect())
+                } else if inputs.len() == n_ops {
+                    (inputs.into_iter().map(Some).collect(), vec![None; n_res])
+                } else {
+                    (vec![None; n_ops], vec![None; n_res])
+                }
+            }
+        };
+        for (&v, ty) in op.results.iter().zip(outs) {
+            if let Some(info) = self.values.get_mut(v as usize) {
+                if info.ty.is_none() {
+                    info.ty = ty;
+                }
+            }
+        }
+        for (&v, ty) in op.operands.iter().zip(ins) {
+            if let Some(info) = self.values.get_mut(v as usize) {
+                if info.ty.is_none() {
+                    info.ty = ty;
+                }
+            }
+        }
+    }
+
+    /// The custom form of `t` as tokens with holes for what the IR owns.
+    fn template(&self, t: &tree::Op, abs: u32, op: &Op) -> Template {
+        let text = self.text(Span::new(0, t.len), abs);
+        let toks: Vec<lexer::Token> =
+            lexer::lex(text).into_iter().filter(|k| k.kind != TokenKind::Comment).collect();
+        let mut skip: Vec<Span> = Vec::new();
+        if let Some(l) = t.loc {
+            skip.push(l);
+        }
+        for r in &t.regions {
+            for a in r.blocks.first().map(|b| b.args.as_slice()).unwrap_or(&[]) {
+                if let Some(l) = a.loc {
+                    skip.push(l);
+                }
+            }
+        }
+        let dict = t.attrs.as_ref().map(|d| d.span);
+        let mut pieces: Vec<Piece> = Vec::new();
+        let start = toks.iter().position(|k| k.start == t.name.span.start).map_or(toks.len(), |i| i + 1);
+        let mut prev_end = t.name.span.end;
+        let mut i = start;
+        let mut has_dict = false;
+        while i < toks.len() {
+            let k = toks[i];
+            let gap = k.start > prev_end;
+            let span_end = |end: u32, i: &mut usize| {
+                while *i < toks.len() && toks[*i].start < end {
+                    *i += 1;
+                }
+            };
+            if let Some(sp) = skip.iter().find(|s| s.start == k.start) {
+                span_end(sp.end, &mut i);
+                continue;
+            }
+            if let Some(r) = t.regions.iter().position(|r| r.span.start == k.start) {
+                push(&mut pieces, true, PieceKind::Region(r));
+                span_end(t.regions[r].span.end, &mut i);
+                prev_end = t.regions[r].span.end;
+                continue;
+            }
+            if let Some(d) = dict.filter(|d| d.start == k.start) {
+                let keyword = matches!(pieces.last(), Some(Piece { kind: PieceKind::Text(s), .. }) if s == "attributes");
+                let space = if keyword { pieces.pop().is_some_and(|p| p.space_before) } else { gap };
+                push(&mut pieces, space, PieceKind::AttrDict { keyword });
+                has_dict = true;
+                span_end(d.end, &mut i);
+                prev_end = d.end;
+                continue;
+            }
+            let tok_text = k.text(text);
+            let kind = match k.kind {
+                TokenKind::ValueId => {
+                    if let Some(n) = t.operands.iter().position(|o| o.span.start == k.start) {
+                        let end = t.operands[n].span.end;
+                        i += 1;
+                        span_end(end, &mut i);
+                        prev_end = end;
+                        push(&mut pieces, gap, PieceKind::Operand(n));
+                        continue;
+                    }
+                    match block_arg_at(t, k.start) {
+                        Some((r, j)) => PieceKind::BlockArg(r, j),
+                        None => PieceKind::Text(tok_text.to_string()),
+                    }
+                }
+                TokenKind::HashId | TokenKind::BangId => match self.alias_text(tok_text) {
+                    Some(t) => PieceKind::Text(t),
+                    None => PieceKind::Text(tok_text.to_string()),
+                },
+                TokenKind::BareId if tok_text == "cond" && op.name == "stablehlo.while" => {
+                    push(&mut pieces, false, PieceKind::Newline);
+                    PieceKind::Text(tok_text.to_string())
+                }
+                _ => PieceKind::Text(tok_text.to_string()),
+            };
+            let after_newline = matches!(pieces.last(), Some(Piece { kind: PieceKind::Newline, .. }));
+            push(&mut pieces, gap && !after_newline, kind);
+            prev_end = k.end;
+            i += 1;
+        }
+        if !has_dict {
+            let slot = if DICT_AFTER_NAME.contains(&op.name.as_str()) {
+                Some((0, false))
+            } else if op.name == "stablehlo.while" {
+                pieces.iter().position(|p| p.kind == PieceKind::Newline).map(|i| (i, true))
+            } else {
+                last_top_level_colon(&pieces).map(|i| (i, false))
+            };
+            let (at, keyword) = slot.unwrap_or((pieces.len(), false));
+            pieces.insert(at, Piece { space_before: true, kind: PieceKind::AttrDict { keyword } });
+        }
+        Template { pieces }
+    }
+}
+
+fn push(pieces: &mut Vec<Piece>, gap: bool, kind: PieceKind) {
+    let prev_comma = matches!(pieces.last(), Some(Piece { kind: PieceKind::Text(s), .. }) if s == ",");
+    let prev_open = matches!(pieces.last(), Some(Piece { kind: PieceKind::Text(s), .. }) if s == "(" || s == "[");
+    let space = match &kind {
+        PieceKind::Text(s) if s == "," || s == ")" || s == "]" => false,
+        _ if prev_comma => true,
+        _ if prev_open => false,
+        _ => gap,
+    };
+    pieces.push(Piece { space_before: space, kind });
+}
+
+/// The index of the last `:` outside brackets (the start of the trailing signature).
+fn last_top_level_colon(pieces: &[Piece]) -> Option<usize> {
+    let mut depth = 0i32;
+    let mut found = None;
+    for (i, p) in pieces.iter().enumerate() {
+        if let PieceKind::Text(s) = &p.kind {
+            match s.as_str() {
+                "(" | "[" | "{" | "<" => depth += 1,
+                ")" | "]" | "}" | ">" => depth -= 1,
+                ":" if depth == 0 => found = Some(i),
+                _ => {}
+            }
+        }
+    }
+    found
+}
+
+/// The (region, argument) whose name token starts at `at`, for block arguments
+/// written in op syntax before a region.
+fn block_arg_at(t: &tree::Op, at: u32) -> Option<(usize, usize)> {
+    for (ri, r) in t.regions.iter().enumerate() {
+        if let Some(b) = r.blocks.first() {
+            if let Some(j) = b.args.iter().position(|a| a.span.start == at) {
+                return Some((ri, j));
+            }
+        }
+    }
+    None
+}
+
+/// Whether the printer has a dedicated printer for this op (and its props are the
+/// ones it needs).
+fn pretty_printable(op: &Op, generic: bool) -> bool {
+    let has = |n: &str| op.prop(n).is_some();
+    let sharding = |n: &str| matches!(op.prop(n), Some(Attr::Sharding(_)));
+    let per_value = |n: &str| matches!(op.prop(n), Some(Attr::PerValue(_)));
+    let one_in_one_out = op.operands.len() == 1 && op.results.len() == 1;
+    match op.name.as_str() {
+        "sdy.mesh" => matches!(op.prop("mesh"), Some(Attr::Mesh(_))) && has("sym_name"),
+        "sdy.sharding_constraint" | "sdy.reshard" => sharding("sharding") && one_in_one_out,
+        "sdy.data_flow_edge" => one_in_one_out && op.prop("sharding").is_none_or(|a| matches!(a, Attr::Sharding(_))),
+        "sdy.func_data_flow_edge" => one_in_one_out,
+        "sdy.propagation_barrier" => has("allowed_direction") && one_in_one_out,
+        "sdy.sharding_group" => has("group_id") && op.operands.len() == 1 && op.results.is_empty(),
+        "sdy.manual_computation" => {
+            per_value("in_shardings")
+                && per_value("out_shardings")
+                && matches!(op.prop("manual_axes"), Some(Attr::AxisList(_)))
+                && op.regions.len() == 1
+        }
+        "sdy.named_computation" => matches!(op.prop("name"), Some(Attr::Str(_))) && op.regions.len() == 1,
+        "sdy.all_gather" | "sdy.all_slice" | "sdy.reduce_scatter" | "sdy.sharded_to_unreduced" => {
+            let key = collective_axes_key(&op.name);
+            matches!(op.prop(key), Some(Attr::AxisLists(_))) && sharding("out_sharding") && one_in_one_out
+        }
+        "sdy.all_to_all" => matches!(op.prop("params"), Some(Attr::AllToAll(_))) && sharding("out_sharding") && one_in_one_out,
+        "sdy.collective_permute" => sharding("out_sharding") && one_in_one_out,
+        "sdy.all_reduce" | "sdy.replicated_to_unreduced" => {
+            let key = collective_axes_key(&op.name);
+            matches!(op.prop(key), Some(Attr::AxisList(_))) && sharding("out_sharding") && one_in_one_out
+        }
+        "sdy.constant" | "stablehlo.constant" => {
+            matches!(op.prop("value"), Some(Attr::Raw(_))) && op.operands.is_empty() && op.results.len() == 1
+        }
+        "sdy.return" | "func.return" | "stablehlo.return" => op.results.is_empty(),
+        n if generic && is_elementwise(n) => op.results.len() == 1 && op.regions.is_empty() && op.props.is_empty(),
+        _ => false,
+    }
+}
+
+pub fn collective_axes_key(name: &str) -> &'static str {
+    match name {
+        "sdy.all_gather" => "gathering_axes",
+        "sdy.all_slice" => "slicing_axes",
+        "sdy.reduce_scatter" => "reduce_scatter_axes",
+        "sdy.sharded_to_unreduced" => "axes",
+        "sdy.all_reduce" => "reduction_axes",
+        "sdy.replicated_to_unreduced" => "axes",
+        _ => "",
+    }
+}
