@@ -30,7 +30,7 @@ use std::sync::Arc;
 /// How many tokens past a statement's end the parser may read to decide where it ends
 /// (it reads up to 3; one more for safety), besides a following result list
 /// `%a, %b:2 =`, which is counted separately.
-const LOOKAHEAD: usize = 4;
+const LOOKAHEAD: usize = 3;
 
 /// How many tokens just before an edit may change with it: the token touching the edit
 /// can grow, and up to three tokens can fuse into one (`1.5` `e` `-` + `3` → `1.5e-3`).
@@ -238,7 +238,7 @@ impl Document {
         let mut lo = i0;
         let from = loop {
             if lo == 0 {
-                if true || self.left_window_clear(content.start, edit.start) {
+                if fixed_entry || self.left_window_clear(content.start, edit.start) {
                     break content.start;
                 }
                 return None;

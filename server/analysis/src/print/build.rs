@@ -19,20 +19,17 @@ pub fn build_module(src: &str, chunk: &Chunk) -> Module {
     let mut b = Builder { src, values: Vec::new(), scopes: Vec::new(), aliases: HashMap::new() };
     let base = chunk.span.start;
     for c in &chunk.top {
-        if let Custom::Alias { name, value } = &c.op.custom {
-            b.aliases.insert(name.text.to_string(), (base + c.offset, value.clone()));
+        if let Custom::Alias(def) = &c.op.custom {
+            b.aliases.insert(def.name.text.to_string(), (base + c.offset, def.value.clone()));
         }
     }
-    let explicit = {
-        let (off, body) = chunk.module_body();
-        let module = chunk
-            .top
-            .iter()
-            .find(|c| c.op.kind == StmtKind::Op && c.op.full_name() == "builtin.module" && c.offset == off);
-        match module {
-            Some(m) if m.op.regions.first().and_then(|r| r.blocks.first()).is_some_and(|b| std::ptr::eq(b.ops.as_ptr(), body.as_ptr())) => Some(m),
-            _ => None,
-        }
+    // A lone `module` (aliases aside) is the module; anything else is wrapped in an
+    // implicit one.
+    let ops: Vec<&tree::Child> =
+        chunk.top.iter().filter(|c| !matches!(c.op.kind, StmtKind::AliasDef | StmtKind::Resource)).collect();
+    let explicit = match ops.as_slice() {
+        [m] if m.op.kind == StmtKind::Op && m.op.full_name() == "builtin.module" && !m.op.generic => Some(*m),
+        _ => None,
     };
     let top = match explicit {
         Some(m) => b.op(&m.op, base + m.offset, Vec::new()),
@@ -129,7 +126,7 @@ impl Builder<'_> {
     }
 
     pub(super) fn ty(&self, t: &tree::Type, base: u32) -> String {
-        match &t.kind {
+        match &*t.kind {
             TypeKind::Tensor { shape, elem, encoding } => {
                 let elem = normalize_tokens(elem, self);
                 let mut out = String::from("tensor<");
@@ -186,7 +183,7 @@ impl Builder<'_> {
                         return Attr::Float { text: f, ty };
                     }
                 }
-                Attr::Int { value: *value, ty }
+                Attr::Int { value: *value as i128, ty }
             }
             AttrKind::Float { text, ty } => {
                 let ty = ty.as_ref().map_or_else(|| "f64".to_string(), |t| self.ty(t, base));

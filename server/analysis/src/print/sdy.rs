@@ -7,7 +7,7 @@ use sdy_syntax::sdy::*;
 use std::fmt::{self, Write};
 
 /// `"a"` or `"a":(2)4`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AxisRef {
     /// The axis name (escapes decoded).
     pub name: String,
@@ -32,7 +32,7 @@ impl fmt::Display for AxisRef {
 }
 
 /// `{"a", "b", ?}p1`
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DimSharding {
     pub axes: Vec<AxisRef>,
     /// Open (`?`) rather than closed.
@@ -64,7 +64,7 @@ impl fmt::Display for DimSharding {
 }
 
 /// The body of a mesh: `<["a"=2, "b"=4], device_ids=[...]>`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Mesh {
     pub axes: Vec<(String, i64)>,
     /// Explicit device ids; empty means iota (Shardy drops iota ids when there are axes).
@@ -111,7 +111,7 @@ impl fmt::Display for Mesh {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MeshRef {
     /// `@name` of an `sdy.mesh`.
     Symbol(String),
@@ -132,7 +132,7 @@ pub use sdy_syntax::sdy::Reduction;
 
 /// A tensor sharding; `Display` prints the stripped body `<@m, [...]>` used inside
 /// per-value lists and op syntax (use [`TensorSharding::attr`] for `#sdy.sharding<...>`).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TensorSharding {
     pub mesh: MeshRef,
     pub dims: Vec<DimSharding>,
@@ -213,7 +213,7 @@ impl fmt::Display for PerValueList<'_> {
 }
 
 /// `#sdy.op_sharding_rule<([i, j], [j])->([i]) {i=8, j=4} reduction={j}, custom>`
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OpShardingRule {
     /// Per operand, per dimension: the factor indices.
     pub operands: Vec<Vec<Vec<i64>>>,
@@ -295,7 +295,7 @@ impl fmt::Display for OpShardingRule {
 }
 
 /// `[{"x"}: 0->2, {"y"}: 1->3]` element.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AllToAllParam {
     pub axes: Vec<AxisRef>,
     pub src_dim: i64,

@@ -239,10 +239,20 @@ impl<'s> Parser<'s> {
         self.in_failure = true;
         self.errors.push(SyntaxError { span, message, chained });
     }
-    /// Reports `expected 'X'` (MLIR's wording) at the current token.
+    /// Reports `expected X` (MLIR's wording) where MLIR puts it: right after the previous
+    /// token when whitespace separates it from the current one, else at the current
+    /// token; never with the custom-op prefix.
     pub(crate) fn error_expected(&mut self, what: &str) {
-        let span = self.rel(self.peek());
+        let t = self.peek();
+        let pos = if self.pos == 0 { t.start } else { self.prev_end().max(self.base) };
+        let span = if pos == t.start && t.kind != TokenKind::Eof {
+            self.rel(t)
+        } else {
+            Span::empty(pos - self.base)
+        };
+        let prefix = self.custom_op.take();
         self.error(span, format!("expected {what}"));
+        self.custom_op = prefix;
     }
     /// Consumes `kind` or reports `expected 'X'` at the current token.
     pub(crate) fn expect(&mut self, kind: TokenKind, what: &str) -> Option<Token> {

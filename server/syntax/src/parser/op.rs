@@ -625,7 +625,27 @@ impl Parser<'_> {
             return None;
         }
         self.expect(TokenKind::Equal, "'='")?;
-        let value = self.parse_attr()?;
+        // An integer or keyword; a following `: type` is the op's signature, not a type
+        // of the value.
+        let start = self.peek().start;
+        let neg = self.eat(TokenKind::Minus).is_some();
+        let t = self.peek();
+        let kind = match t.kind {
+            TokenKind::Integer | TokenKind::HexInteger => {
+                self.bump();
+                let v = super::attr::parse_int(self.text(t)).unwrap_or(0);
+                AttrKind::Int { value: if neg { -v } else { v }, ty: None }
+            }
+            TokenKind::BareId if !neg => {
+                self.bump();
+                AttrKind::Keyword(self.text(t).into())
+            }
+            _ => {
+                self.error_expected("integer or keyword");
+                return None;
+            }
+        };
+        let value = Attr { span: self.rel_from(start), kind };
         op.inherent.push(NamedAttr {
             name: key.into(),
             name_span: self.rel(key_tok),
