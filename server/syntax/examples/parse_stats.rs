@@ -1,4 +1,6 @@
 //! Parses files and prints error counts (a development aid).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use sdy_syntax::tree::{Child, StmtKind};
 
 fn walk(

@@ -30,7 +30,7 @@ use std::sync::Arc;
 /// How many tokens past a statement's end the parser may read to decide where it ends
 /// (it reads up to 3; one more for safety), besides a following result list
 /// `%a, %b:2 =`, which is counted separately.
-const LOOKAHEAD: usize = 3;
+const LOOKAHEAD: usize = 4;
 
 /// How many tokens just before an edit may change with it: the token touching the edit
 /// can grow, and up to three tokens can fuse into one (`1.5` `e` `-` + `3` → `1.5e-3`).

@@ -42,13 +42,13 @@ pub struct Op {
     /// Length of the statement text, trailing `loc(...)` included.
     pub len: u32,
     /// Result groups as written: `%0`, `%0:2`, `%a, %b`.
-    pub results: Vec<ResultGroup>,
+    pub results: smallvec::SmallVec<[ResultGroup; 1]>,
     /// The operation name as written (`stablehlo.add`, `return`, `"stablehlo.case"` unquoted).
     pub name: Name,
     /// Whether the op is written in generic form (`"dialect.op"(...)`).
     pub generic: bool,
     /// SSA operands in order, as written.
-    pub operands: Vec<ValueRef>,
+    pub operands: smallvec::SmallVec<[ValueRef; 2]>,
     /// Successor block references (`^bb1`), rare in sdy files.
     pub successors: Vec<Name>,
     /// Inherent attributes: generic `<{...}>` properties, or what the custom syntax of a
@@ -71,10 +71,10 @@ impl Op {
         Op {
             kind,
             len: 0,
-            results: Vec::new(),
+            results: Default::default(),
             name: Name::default(),
             generic: false,
-            operands: Vec::new(),
+            operands: Default::default(),
             successors: Vec::new(),
             inherent: Vec::new(),
             attrs: None,
@@ -190,11 +190,14 @@ pub struct BlockArg {
 pub struct Signature {
     /// The span of everything after the `:`.
     pub span: Option<Span>,
-    pub inputs: Vec<Type>,
-    pub outputs: Vec<Type>,
+    pub inputs: TypeList,
+    pub outputs: TypeList,
     /// How the signature was written, which decides how types map onto values.
     pub form: SigForm,
 }
+
+/// Types of a signature; most ops have few, stored inline.
+pub type TypeList = smallvec::SmallVec<[Type; 2]>;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SigForm {

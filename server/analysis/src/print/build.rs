@@ -365,6 +365,15 @@ impl Builder<'_> {
             syntax: Syntax::Generic,
         };
         self.set_types(t, &mut op, abs);
+        // A pretty constant's type is the type of its value (`dense<1> : tensor<i32>`).
+        if let Some(&r) = op.results.first() {
+            let value = t.inherent_attr("value").or_else(|| t.attr("value")).and_then(|a| a.value.as_ref());
+            if let Some(AttrKind::Elements { ty: Some(ty) }) = value.map(|v| &v.kind) {
+                if self.values[r as usize].ty.is_none() {
+                    self.values[r as usize].ty = Some(self.ty(ty, abs));
+                }
+            }
+        }
 
         if name == "func.func" && !t.generic {
             if let Custom::Func(h) = &t.custom {

@@ -1,6 +1,455 @@
 //! `sdy-lsp opt`: a drop-in for `sdy_opt` on the flags Shardy's lit tests use.
+//!
+//! `sdy-lsp opt FILE|- [-split-input-file] [-verify-diagnostics] [--]`
+//!
+//! Each chunk (the whole file, or each `// -----` piece with `-split-input-file`) is
+//! parsed and verified; a chunk without errors is printed like `sdy_opt` prints it, a
+//! failing chunk prints nothing. Printed chunks are joined with `// -----` lines.
+//! Diagnostics go to stderr as `FILE:LINE:COL: error: MESSAGE` in whole-file
+//! coordinates. Exit status 1 if a chunk failed, 0 otherwise; with
+//! `-verify-diagnostics`, the diagnostics are instead checked against the
+//! `// expected-error {{...}}` annotations (MLIR's rules) and the status says whether
+//! they all matched.
+
+use super::report;
+use sdy_analysis::diag::{Diagnostic, LineIndex, Origin, Severity};
+use sdy_analysis::syntax_diags::{first_parse_failure, syntax_diagnostics};
+use sdy_syntax::tree::Chunk;
+use std::io::Write as _;
 use std::process::ExitCode;
 
-pub fn run(_args: &[String]) -> ExitCode {
-    ExitCode::SUCCESS
+struct Options {
+    file: String,
+    split: bool,
+    verify: bool,
+}
+
+fn parse_args(args: &[String]) -> Result<Options, String> {
+    let mut file = None;
+    let mut split = false;
+    let mut verify = false;
+    let mut rest_are_files = false;
+    for a in args {
+        let flag = a.strip_prefix("--").or_else(|| a.strip_prefix('-')).filter(|_| !rest_are_files && a != "-");
+        match flag {
+            Some("") => rest_are_files = true, // `--`
+            Some("split-input-file") => split = true,
+            Some("verify-diagnostics") => verify = true,
+            Some(_) => return Err(format!("sdy-lsp opt: unknown pass or option '{a}'")),
+            None => {
+                if file.is_some() {
+                    return Err(format!("sdy-lsp opt: unexpected argument '{a}' (one input file only)"));
+                }
+                file = Some(a.clone());
+            }
+        }
+    }
+    Ok(Options { file: file.unwrap_or_else(|| "-".to_string()), split, verify })
+}
+
+pub fn run(args: &[String]) -> ExitCode {
+    let opts = match parse_args(args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let text = match super::read_input(&opts.file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("sdy-lsp opt: cannot read {}: {e}", opts.file);
+            return ExitCode::from(2);
+        }
+    };
+    let display_name = if opts.file == "-" { "<stdin>" } else { opts.file.as_str() };
+    let index = LineIndex::new(&text);
+    let mut outputs: Vec<String> = Vec::new();
+    let mut stderr = String::new();
+    let mut failed = false;
+    let mut verify_failed = false;
+    for chunk in sdy_analysis::parse_chunks(&text, opts.split) {
+        let diags = chunk_diagnostics(&text, &chunk);
+        let chunk_failed = diags.iter().any(|d| d.severity == Severity::Error);
+        failed |= chunk_failed;
+        if opts.verify {
+            let problems = verify_expected(&text, &chunk, &diags, &index);
+            verify_failed |= !problems.is_empty();
+            for (at, msg) in problems {
+                let (line, col) = index.line_col(at);
+                stderr.push_str(&format!("{display_name}:{line}:{col}: error: {msg}\n"));
+            }
+        } else {
+            for d in &diags {
+                report::render(display_name, &index, d, &mut stderr);
+            }
+        }
+        outputs.push(if chunk_failed { String::new() } else { sdy_analysis::print::print_chunk(&text, &chunk) });
+    }
+    let stdout = outputs.join("// -----\n");
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(stdout.as_bytes());
+    let _ = out.flush();
+    let _ = std::io::stderr().lock().write_all(stderr.as_bytes());
+    let bad = if opts.verify { verify_failed } else { failed };
+    if bad {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// The diagnostics `sdy_opt` reports for a chunk: the first parse failure (its error
+/// and chained lines) if the chunk does not parse, else the verifier's.
+pub fn chunk_diagnostics(text: &str, chunk: &Chunk) -> Vec<Diagnostic> {
+    let syntax = syntax_diagnostics(chunk);
+    let first = first_parse_failure(&syntax);
+    if !first.is_empty() {
+        return first;
+    }
+    // ---- verifier hook: Shardy's and MLIR's verification of the parsed module ----
+    let model = sdy_analysis::model::Model::build(chunk);
+    let mut found = sdy_analysis::verify::verify_chunk(&model, text);
+    found.sort_by_key(|d| d.span.start);
+    // Undefined SSA names are parse errors in MLIR: they alone are reported.
+    let parse: Vec<Diagnostic> = found.iter().filter(|d| matches!(d.origin, Origin::Parse { .. })).cloned().collect();
+    if !parse.is_empty() {
+        return parse;
+    }
+    found
+        .into_iter()
+        .filter(|d| d.origin == Origin::Verifier && matches!(d.severity, Severity::Error | Severity::Warning))
+        .collect()
+}
+
+// ----- -verify-diagnostics -----
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Error,
+    Warning,
+    Note,
+    Remark,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Error => "error",
+            Kind::Warning => "warning",
+            Kind::Note => "note",
+            Kind::Remark => "remark",
+        }
+    }
+}
+
+struct Expected {
+    kind: Kind,
+    /// 1-based target line; `None` for `@unknown`.
+    line: Option<u32>,
+    text: String,
+    regex: bool,
+    /// Offset of `expected-` (where "was not produced" is reported).
+    at: u32,
+    matched: bool,
+}
+
+impl Expected {
+    fn matches(&self, msg: &str) -> bool {
+        if self.regex {
+            re_search(&self.text, msg)
+        } else {
+            msg.contains(&self.text)
+        }
+    }
+}
+
+/// The `expected-*` annotations of a chunk, with MLIR's designators: none = same line,
+/// `@+N` / `@-N` relative, `@above` / `@below` the nearest line that is not itself an
+/// annotation, `@unknown` for diagnostics without a location.
+fn parse_expected(text: &str, chunk: &Chunk, index: &LineIndex) -> Vec<Expected> {
+    let body = chunk.span.text(text);
+    let first_line = index.line_col(chunk.span.start).0;
+    let mut out: Vec<Expected> = Vec::new();
+    let mut pending_below: Vec<usize> = Vec::new();
+    let mut last_plain: u32 = first_line;
+    let mut offset = chunk.span.start;
+    for (i, raw) in body.split('\n').enumerate() {
+        let line_no = first_line + i as u32;
+        let line_start = offset;
+        offset += raw.len() as u32 + 1;
+        match parse_annotation(raw.trim_end_matches('\r')) {
+            None => {
+                for &k in &pending_below {
+                    out[k].line = Some(line_no);
+                }
+                pending_below.clear();
+                last_plain = line_no;
+            }
+            Some((col, kind, regex, designator, msg)) => {
+                let line = match designator.as_deref() {
+                    None => Some(line_no),
+                    Some("above") => Some(last_plain),
+                    Some("below") => {
+                        pending_below.push(out.len());
+                        Some(u32::MAX)
+                    }
+                    Some("unknown") => None,
+                    Some(d) => d.parse::<i64>().ok().map(|n| (line_no as i64 + n).max(0) as u32),
+                };
+                out.push(Expected { kind, line, text: msg, regex, at: line_start + col as u32, matched: false });
+            }
+        }
+    }
+    out
+}
+
+/// Reads `expected-KIND(-re)? *(@DESIGNATOR)? *{{TEXT}}` at the end of a line:
+/// (column of `expected-`, kind, regex, designator, text).
+fn parse_annotation(line: &str) -> Option<(usize, Kind, bool, Option<String>, String)> {
+    let mut search = 0;
+    while let Some(rel) = line[search..].find("expected-") {
+        let at = search + rel;
+        search = at + 1;
+        let rest = &line[at + "expected-".len()..];
+        let (kind, rest) = [("error", Kind::Error), ("warning", Kind::Warning), ("note", Kind::Note), ("remark", Kind::Remark)]
+            .iter()
+            .find_map(|(w, k)| rest.strip_prefix(w).map(|r| (*k, r)))?;
+        let (regex, rest) = match rest.strip_prefix("-re") {
+            Some(r) => (true, r),
+            None => (false, rest),
+        };
+        let rest = rest.trim_start_matches(' ');
+        let (designator, rest) = match rest.strip_prefix('@') {
+            Some(r) => {
+                let end = r.find(|c: char| c == ' ' || c == '{').unwrap_or(r.len());
+                let d = &r[..end];
+                let valid = matches!(d, "above" | "below" | "unknown")
+                    || (d.len() > 1 && d.starts_with(['+', '-']) && d[1..].bytes().all(|b| b.is_ascii_digit()));
+                if !valid {
+                    continue;
+                }
+                (Some(d.trim_start_matches('+').to_string()), &r[end..])
+            }
+            None => (None, rest),
+        };
+        let rest = rest.trim_start_matches(' ');
+        let Some(inner) = rest.strip_prefix("{{") else { continue };
+        let Some(inner) = inner.strip_suffix("}}") else { continue };
+        return Some((at, kind, regex, designator, inner.to_string()));
+    }
+    None
+}
+
+/// Checks the chunk's diagnostics against its annotations; returns the problems as
+/// (offset, message) in MLIR's wording.
+fn verify_expected(text: &str, chunk: &Chunk, diags: &[Diagnostic], index: &LineIndex) -> Vec<(u32, String)> {
+    let mut expected = parse_expected(text, chunk, index);
+    let mut problems: Vec<(u32, String)> = Vec::new();
+    let mut all: Vec<(u32, Kind, &str)> = Vec::new();
+    for d in diags {
+        let kind = match d.severity {
+            Severity::Error => Kind::Error,
+            Severity::Warning => Kind::Warning,
+            _ => Kind::Remark,
+        };
+        all.push((d.span.start, kind, &d.message));
+        for n in &d.notes {
+            all.push((n.span.start, Kind::Note, &n.message));
+        }
+    }
+    for (at, kind, msg) in all {
+        let line = index.line_col(at).0;
+        let mut near: Option<usize> = None;
+        let mut done = false;
+        for (i, e) in expected.iter_mut().enumerate() {
+            if e.line != Some(line) || e.matched || !e.matches(msg) {
+                continue;
+            }
+            if e.kind == kind {
+                e.matched = true;
+                done = true;
+                break;
+            }
+            near.get_or_insert(i);
+        }
+        if done {
+            continue;
+        }
+        match near {
+            Some(i) => problems.push((
+                expected[i].at,
+                format!("'{}' diagnostic emitted when expecting a '{}'", kind.as_str(), expected[i].kind.as_str()),
+            )),
+            None => problems.push((at, format!("unexpected {}: {msg}", kind.as_str()))),
+        }
+    }
+    for e in &expected {
+        if !e.matched {
+            problems.push((e.at, format!("expected {} \"{}\" was not produced", e.kind.as_str(), e.text)));
+        }
+    }
+    problems.sort_by_key(|p| p.0);
+    problems
+}
+
+/// `expected-*-re` text: `{{regex}}` segments inside literal text, searched anywhere in
+/// the message. The regex subset: literals, `.`, `[...]` classes, `\d \w \s` and escapes,
+/// and the quantifiers `* + ?`.
+fn re_search(pattern: &str, msg: &str) -> bool {
+    let mut items: Vec<(Atom, Quant)> = Vec::new();
+    let mut rest = pattern;
+    while !rest.is_empty() {
+        match rest.find("{{") {
+            Some(i) => {
+                items.extend(rest[..i].chars().map(|c| (Atom::Char(c), Quant::One)));
+                let after = &rest[i + 2..];
+                let Some(j) = after.find("}}") else { return false };
+                match compile(&after[..j]) {
+                    Some(v) => items.extend(v),
+                    None => return false,
+                }
+                rest = &after[j + 2..];
+            }
+            None => {
+                items.extend(rest.chars().map(|c| (Atom::Char(c), Quant::One)));
+                break;
+            }
+        }
+    }
+    let chars: Vec<char> = msg.chars().collect();
+    (0..=chars.len()).any(|s| matches_at(&items, &chars[s..]))
+}
+
+#[derive(Clone, Debug)]
+enum Atom {
+    Char(char),
+    Any,
+    Class(Vec<(char, char)>, bool),
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Quant {
+    One,
+    Star,
+    Plus,
+    Opt,
+}
+
+fn compile(re: &str) -> Option<Vec<(Atom, Quant)>> {
+    let cs: Vec<char> = re.chars().collect();
+    let mut i = 0;
+    let mut out = Vec::new();
+    let class_of = |c: char| -> Option<Atom> {
+        Some(match c {
+            'd' => Atom::Class(vec![('0', '9')], false),
+            'w' => Atom::Class(vec![('a', 'z'), ('A', 'Z'), ('0', '9'), ('_', '_')], false),
+            's' => Atom::Class(vec![(' ', ' '), ('\t', '\t'), ('\n', '\n'), ('\r', '\r')], false),
+            _ => return None,
+        })
+    };
+    while i < cs.len() {
+        let atom = match cs[i] {
+            '.' => Atom::Any,
+            '\\' => {
+                i += 1;
+                let c = *cs.get(i)?;
+                class_of(c).unwrap_or(Atom::Char(c))
+            }
+            '[' => {
+                i += 1;
+                let neg = cs.get(i) == Some(&'^');
+                if neg {
+                    i += 1;
+                }
+                let mut ranges = Vec::new();
+                while *cs.get(i)? != ']' {
+                    let mut c = cs[i];
+                    if c == '\\' {
+                        i += 1;
+                        c = *cs.get(i)?;
+                    }
+                    if cs.get(i + 1) == Some(&'-') && cs.get(i + 2).is_some_and(|&e| e != ']') {
+                        ranges.push((c, cs[i + 2]));
+                        i += 3;
+                    } else {
+                        ranges.push((c, c));
+                        i += 1;
+                    }
+                }
+                Atom::Class(ranges, neg)
+            }
+            c => Atom::Char(c),
+        };
+        i += 1;
+        let q = match cs.get(i) {
+            Some('*') => Quant::Star,
+            Some('+') => Quant::Plus,
+            Some('?') => Quant::Opt,
+            _ => Quant::One,
+        };
+        if !matches!(q, Quant::One) {
+            i += 1;
+        }
+        out.push((atom, q));
+    }
+    Some(out)
+}
+
+fn atom_matches(a: &Atom, c: char) -> bool {
+    match a {
+        Atom::Char(x) => *x == c,
+        Atom::Any => c != '\n',
+        Atom::Class(r, neg) => r.iter().any(|&(lo, hi)| lo <= c && c <= hi) != *neg,
+    }
+}
+
+fn matches_at(items: &[(Atom, Quant)], s: &[char]) -> bool {
+    let Some(((atom, q), rest)) = items.split_first() else { return true };
+    match q {
+        Quant::One => !s.is_empty() && atom_matches(atom, s[0]) && matches_at(rest, &s[1..]),
+        Quant::Opt => {
+            (!s.is_empty() && atom_matches(atom, s[0]) && matches_at(rest, &s[1..])) || matches_at(rest, s)
+        }
+        Quant::Star | Quant::Plus => {
+            let min = if matches!(q, Quant::Plus) { 1 } else { 0 };
+            let mut n = 0;
+            while n < s.len() && atom_matches(atom, s[n]) {
+                n += 1;
+            }
+            (min..=n).rev().any(|k| matches_at(rest, &s[k..]))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn annotations() {
+        let (col, kind, re, d, t) = parse_annotation("  // expected-error@+2 {{bad {{x}} here}}").unwrap();
+        assert_eq!((col, kind, re, d.as_deref(), t.as_str()), (5, Kind::Error, false, Some("2"), "bad {{x}} here"));
+        let (_, kind, _, d, t) = parse_annotation("// expected-note @below {{n}}").unwrap();
+        assert_eq!((kind, d.as_deref(), t.as_str()), (Kind::Note, Some("below"), "n"));
+        assert!(parse_annotation("// expected-error {{unterminated").is_none());
+        assert!(parse_annotation("%0 = foo // nothing").is_none());
+    }
+
+    #[test]
+    fn regex_subset() {
+        assert!(re_search("value {{[0-9]+}} is", "the value 42 is bad"));
+        assert!(!re_search("value {{[0-9]+}} is", "the value x is bad"));
+        assert!(re_search("a{{.*}}c", "xxabbbcxx"));
+        assert!(re_search("op{{\\s}}'x'", "op 'x'"));
+    }
+
+    #[test]
+    fn flags() {
+        let o = parse_args(&["f.mlir".into(), "--split-input-file".into(), "-verify-diagnostics".into(), "--".into()])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(o.split && o.verify && o.file == "f.mlir");
+        let e = parse_args(&["f.mlir".into(), "-sdy-basic-propagate".into()]).err().unwrap();
+        assert_eq!(e, "sdy-lsp opt: unknown pass or option '-sdy-basic-propagate'");
+    }
 }

@@ -304,11 +304,11 @@ impl Parser<'_> {
         } else {
             let first = self.parse_type()?;
             if self.eat(TokenKind::Arrow).is_some() {
-                op.sig.inputs = vec![first];
+                op.sig.inputs = smallvec::smallvec![first];
                 op.sig.outputs = self.result_types()?;
                 op.sig.form = SigForm::Function;
             } else {
-                let mut list = vec![first];
+                let mut list: TypeList = smallvec::smallvec![first];
                 while self.at(TokenKind::Comma) && self.nth_is_type_start(1) {
                     self.bump();
                     list.push(self.parse_type()?);
@@ -331,8 +331,8 @@ impl Parser<'_> {
     }
 
     /// Types up to `close` (consumed), comma separated.
-    fn type_list_until(&mut self, close: TokenKind) -> Option<Vec<Type>> {
-        let mut out = Vec::new();
+    fn type_list_until(&mut self, close: TokenKind) -> Option<TypeList> {
+        let mut out = TypeList::new();
         if self.eat(close).is_some() {
             return Some(out);
         }
@@ -352,12 +352,12 @@ impl Parser<'_> {
     }
 
     /// After `->`: `T` or `(T, U)`.
-    fn result_types(&mut self) -> Option<Vec<Type>> {
+    fn result_types(&mut self) -> Option<TypeList> {
         if self.at(TokenKind::LParen) {
             self.bump();
             self.type_list_until(TokenKind::RParen)
         } else {
-            Some(vec![self.parse_type()?])
+            Some(smallvec::smallvec![self.parse_type()?])
         }
     }
 
@@ -537,8 +537,8 @@ impl Parser<'_> {
                 if let Some(ty) = ty {
                     op.sig = Signature {
                         span: Some(ty.span),
-                        inputs: vec![ty],
-                        outputs: Vec::new(),
+                        inputs: smallvec::smallvec![ty],
+                        outputs: TypeList::new(),
                         form: SigForm::List,
                     };
                 }
@@ -942,7 +942,7 @@ impl Parser<'_> {
         if self.eat_keyword("attributes").is_some() {
             op.attrs = self.parse_attr_dict_recovering();
         }
-        let types: Vec<Type> = op.sig.inputs.clone();
+        let types: TypeList = op.sig.inputs.clone();
         let block_args = |_: ()| -> Vec<BlockArg> {
             iter_args
                 .iter()
