@@ -58,7 +58,10 @@ impl Parser<'_> {
         self.in_failure_reset();
 
         let before = self.save();
-        let mut op = self.statement_inner();
+        // Built in place inside its Arc: an op is large, moving it costs.
+        let mut node = Arc::new(Op::empty(StmtKind::Op));
+        let op = Arc::get_mut(&mut node).expect("fresh Arc");
+        self.statement_inner(op);
         if self.save() == before {
             // No progress: make this token an error statement.
             let t = self.bump();
@@ -70,7 +73,7 @@ impl Parser<'_> {
         op.errors = std::mem::replace(&mut self.errors, outer_errors);
         self.base = outer_base;
         self.custom_op = outer_custom;
-        Some(Child { offset: start - outer_base, op: Arc::new(op) })
+        Some(Child { offset: start - outer_base, op: node })
     }
 
     fn in_failure_reset(&mut self) {
@@ -91,38 +94,36 @@ impl Parser<'_> {
         Child { offset: start - self.base, op: Arc::new(op) }
     }
 
-    fn statement_inner(&mut self) -> Op {
+    /// Fills `op` (a fresh `StmtKind::Op`) with the statement at the cursor.
+    fn statement_inner(&mut self, op: &mut Op) {
         let t = self.peek();
         match t.kind {
             TokenKind::HashId | TokenKind::BangId if self.nth_kind(1) == TokenKind::Equal => {
-                self.alias_def()
+                self.alias_def(op)
             }
             TokenKind::FileMetadataBegin => {
-                let mut op = Op::empty(StmtKind::Resource);
+                op.kind = StmtKind::Resource;
                 self.bump();
                 while !self.at_eof() && self.eat(TokenKind::FileMetadataEnd).is_none() {
                     self.bump();
                 }
                 op.name = Name { text: "{-#".into(), span: self.rel(t) };
-                op
             }
             _ => {
-                let mut op = Op::empty(StmtKind::Op);
-                if self.at(TokenKind::ValueId) && !self.result_list(&mut op) {
-                    self.recover(&mut op);
-                    return op;
+                if self.at(TokenKind::ValueId) && !self.result_list(op) {
+                    self.recover(op);
+                    return;
                 }
-                if self.op_after_results(&mut op).is_none() {
-                    self.recover(&mut op);
+                if self.op_after_results(op).is_none() {
+                    self.recover(op);
                 }
-                op
             }
         }
     }
 
     /// `#name = attr` / `!name = type`.
-    fn alias_def(&mut self) -> Op {
-        let mut op = Op::empty(StmtKind::AliasDef);
+    fn alias_def(&mut self, op: &mut Op) {
+        op.kind = StmtKind::AliasDef;
         let name_tok = self.bump();
         self.bump(); // '='
         let name = Name { text: self.text(name_tok).into(), span: self.rel(name_tok) };
@@ -133,9 +134,8 @@ impl Parser<'_> {
         };
         match value {
             Some(value) => op.custom = Custom::Alias(Box::new(AliasDef { name, value })),
-            None => self.recover(&mut op),
+            None => self.recover(op),
         }
-        op
     }
 
     /// `%a, %b:2 =`. Returns false (after reporting) when malformed.
@@ -784,8 +784,11 @@ impl Parser<'_> {
                 };
                 self.expect(TokenKind::Colon, "':'")?;
                 let ty = self.parse_type()?;
-                let attrs =
-                    if self.at(TokenKind::LBrace) { self.parse_attr_dict_recovering() } else { None };
+                let attrs = if self.at(TokenKind::LBrace) {
+                    self.parse_attr_dict_recovering()
+                } else {
+                    None
+                };
                 let loc = self.optional_loc();
                 header.args.push(FuncArg {
                     name: self.text(name_tok).into(),
@@ -1202,7 +1205,9 @@ impl Parser<'_> {
                 return;
             }
             match self.kind() {
-                TokenKind::LBrace if self.nl_before_nth(1) && self.nth_kind(1) != TokenKind::RBrace => {
+                TokenKind::LBrace
+                    if self.nl_before_nth(1) && self.nth_kind(1) != TokenKind::RBrace =>
+                {
                     match self.parse_region(Vec::new()) {
                         Some(r) => op.regions.push(r),
                         None => return,
