@@ -71,6 +71,27 @@ fn print_file_from_env() {
     }
 }
 
+/// The printer copes with every chunk of the conformance corpus (when `../shared` is
+/// there), including chunks that do not parse or verify.
+#[test]
+fn prints_every_conformance_chunk() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance");
+    let Ok(folders) = std::fs::read_dir(&dir) else { return };
+    let mut n = 0;
+    for folder in folders.flatten() {
+        let Ok(files) = std::fs::read_dir(folder.path()) else { continue };
+        for f in files.flatten() {
+            let Ok(text) = std::fs::read_to_string(f.path()) else { continue };
+            for chunk in sdy_analysis::parse_chunks(&text, true) {
+                let out = print_chunk(&text, &chunk);
+                assert!(out.starts_with("module"), "{}", f.path().display());
+                n += 1;
+            }
+        }
+    }
+    eprintln!("printed {n} chunks");
+}
+
 /// The IR can be changed and printed: a new result sharding, a changed function
 /// argument sharding, and an inserted `sdy.reshard` whose result replaces the uses.
 #[test]
@@ -88,7 +109,11 @@ func.func @f(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
         mesh: MeshRef::Symbol("mesh".into()),
         dims: dims
             .iter()
-            .map(|d| DimSharding { axes: d.iter().map(|a| AxisRef::full(*a)).collect(), open: false, priority: None })
+            .map(|d| DimSharding {
+                axes: d.iter().map(|a| AxisRef::full(*a)).collect(),
+                open: false,
+                priority: None,
+            })
             .collect(),
         replicated: Vec::new(),
         unreduced: Vec::new(),
@@ -99,7 +124,8 @@ func.func @f(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
     add.set_attr("sdy.sharding", Attr::PerValue(vec![sharding(&[&["a"], &[]])]));
     let add_result = add.results[0];
     let func = &mut m.body_mut().unwrap()[1];
-    func.func_mut().unwrap().args[0].set_attr("sdy.sharding", Attr::Sharding(sharding(&[&[], &["b"]])));
+    func.func_mut().unwrap().args[0]
+        .set_attr("sdy.sharding", Attr::Sharding(sharding(&[&[], &["b"]])));
     // %r = sdy.reshard %0 <@mesh, [{}, {"a"}]> right after the add; the multiply uses it.
     let ty = m.ty(add_result).map(str::to_string);
     let r = m.new_value(ty);
@@ -133,7 +159,9 @@ fn sdy_lsp() -> PathBuf {
         .status()
         .expect("cargo runs");
     assert!(status.success(), "building sdy-lsp failed");
-    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
     target.join("debug").join(format!("sdy-lsp{}", std::env::consts::EXE_SUFFIX))
 }
 
@@ -151,7 +179,8 @@ fn opt_binary_split_file_with_syntax_error() {
          sdy.mesh @m = <[\"x\"=2,\"y\"=2], device_ids=[0,1,2,3]>\n",
     )
     .unwrap();
-    let out = Command::new(sdy_lsp()).arg("opt").arg(&file).arg("-split-input-file").output().unwrap();
+    let out =
+        Command::new(sdy_lsp()).arg("opt").arg(&file).arg("-split-input-file").output().unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
@@ -173,7 +202,8 @@ fn opt_binary_split_file_with_syntax_error() {
     );
 
     // Unknown passes are refused.
-    let out = Command::new(sdy_lsp()).arg("opt").arg(&file).arg("-sdy-basic-propagate").output().unwrap();
+    let out =
+        Command::new(sdy_lsp()).arg("opt").arg(&file).arg("-sdy-basic-propagate").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),

@@ -33,6 +33,22 @@ pub enum Origin {
     Lint,
 }
 
+/// When MLIR's verifier runs the check behind a verifier diagnostic. The MLIR view
+/// (`verify::mlir_view`) uses it to keep exactly what `sdy_opt` would print: the first
+/// failure of each verification unit, symbol uses only when every op verified.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stage {
+    /// Verifying op `id` on the way in: attribute hooks, ODS constraints, traits,
+    /// interfaces and the op's `verify()`.
+    Entry(u32),
+    /// Verifying op `id` after its regions: region verifiers (isolation from above).
+    Exit(u32),
+    /// The module's symbol table checks (symbol redefinition), before symbol uses.
+    SymbolTable,
+    /// The module's symbol-use walk, at symbol user `id`.
+    SymbolUse(u32),
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Note {
     pub span: Span,
@@ -49,6 +65,8 @@ pub struct Diagnostic {
     pub message: String,
     pub notes: Vec<Note>,
     pub origin: Origin,
+    /// For verifier diagnostics: when MLIR runs the check (`None` otherwise).
+    pub stage: Option<Stage>,
 }
 
 impl Diagnostic {
@@ -60,6 +78,7 @@ impl Diagnostic {
             message: message.into(),
             notes: Vec::new(),
             origin,
+            stage: None,
         }
     }
 }

@@ -1,8 +1,10 @@
 //! Analysis core of sdy-lsp: semantic model, verifier, printer, propagation, explain.
 //! Pure: byte offsets in, plain data out; no LSP, JSON, async or I/O.
 pub mod diag;
+pub mod explain;
 pub mod model;
 pub mod print;
+pub mod query;
 pub mod syntax_diags;
 pub mod verify;
 

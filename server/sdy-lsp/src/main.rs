@@ -13,6 +13,8 @@ const USAGE: &str = "\
 usage: sdy-lsp [serve]                      run the language server on stdio
        sdy-lsp check [--format text|json] [--split-input-file] FILE...
        sdy-lsp opt FILE|- [sdy_opt flags]   parse, verify, run passes, print like sdy_opt
+       sdy-lsp explain [--split-input-file] FILE:LINE:COL
+                                            explain the sharding, mesh, axis, value or op there
        sdy-lsp --version";
 
 fn main() -> ExitCode {
@@ -28,10 +30,8 @@ fn main() -> ExitCode {
         }
         Some("check") => cli::check::run(&args[1..]),
         Some("opt") => cli::opt::run(&args[1..]),
-        Some("serve") | None => {
-            eprintln!("sdy-lsp: the language server is not built yet");
-            ExitCode::from(2)
-        }
+        Some("explain") => cli::explain::run(&args[1..]),
+        Some("serve") | None => sdy_lsp::lsp::run_stdio(sdy_lsp::lsp::Options::from_env()),
         Some(other) => {
             eprintln!("sdy-lsp: unknown command '{other}'\n{USAGE}");
             ExitCode::from(2)

@@ -1,7 +1,7 @@
 //! Parses files and prints error counts (a development aid).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use sdy_syntax::tree::{Child, StmtKind};
+use sdy_syntax::tree::Child;
 
 fn walk(
     children: &[Child],
@@ -24,7 +24,6 @@ fn walk(
                 eprintln!("  line {line}: {} | {}", e.message, &l[..l.len().min(120)]);
             }
         }
-        if c.op.kind == StmtKind::Error && *show > 0 {}
         for r in &c.op.regions {
             for b in &r.blocks {
                 walk(&b.ops, start, src, errs, ops, show);

@@ -14,14 +14,16 @@
 //! ...), so the statement before an edit can change when the edit is within that
 //! lookahead. The run therefore starts after the last statement whose lookahead stays
 //! clear of the edit, and the text handed to the parser extends past the run by as many
-//! tokens as the lookahead can read.
+//! tokens as the lookahead can read. Error recovery may read much further ahead (an
+//! unclosed `{` tried as an attribute dictionary, then skipped); that shows as an error
+//! past the op's end, so such ops are listed per chunk and taken into account.
 
 use crate::lexer::{self, Token, TokenKind};
 use crate::parser;
 use crate::shift::Shift;
 use crate::span::Span;
 use crate::split::{split_chunks, SPLIT_MARKER};
-use crate::tree::{Block, Child, Chunk, Op, StmtKind};
+use crate::tree::{Block, Child, Chunk, Op};
 use ropey::Rope;
 use std::borrow::Cow;
 use std::ops::Range;
@@ -42,12 +44,16 @@ pub struct Document {
     rope: Rope,
     split: bool,
     chunks: Vec<Chunk>,
+    /// Per chunk, the ops (at any depth) with an error past their own end, as
+    /// `(start, end of that error)` relative to the chunk start, sorted by start.
+    far: Vec<Vec<(u32, u32)>>,
 }
 
 /// What an edit cost: used by tests and benchmarks.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EditStats {
-    /// Bytes handed to the lexer and parser (lookahead context included).
+    /// Bytes handed to the lexer and parser, over all attempts (lookahead context
+    /// included; the few tokens lexed to size the lookahead windows are not counted).
     pub bytes_reparsed: usize,
     /// Statements built by the re-parse (the run's own statements; ops nested in them
     /// are not counted). For a whole-chunk re-parse, its top-level statements.
@@ -100,14 +106,19 @@ struct Plan {
     kids: Vec<Child>,
     /// Old absolute position from which everything moves by the length change.
     at: u32,
-    bytes: usize,
+    /// Old absolute position where the re-parsed run starts.
+    from: u32,
+    /// Far-reaching ops among the new statements (absolute, new text).
+    far: Vec<(u32, u32)>,
 }
 
 impl Document {
     /// Parses `text`; with `split`, as `// -----` separated chunks (`--split-input-file`).
     pub fn new(text: &str, split: bool) -> Document {
-        let chunks = chunk_spans(text, split).into_iter().map(|s| parse_chunk(text, s)).collect();
-        Document { rope: Rope::from_str(text), split, chunks }
+        let chunks: Vec<Chunk> =
+            chunk_spans(text, split).into_iter().map(|s| parse_chunk(text, s)).collect();
+        let far = chunks.iter().map(far_table).collect();
+        Document { rope: Rope::from_str(text), split, chunks, far }
     }
 
     pub fn text(&self) -> &Rope {
@@ -121,6 +132,13 @@ impl Document {
 
     pub fn chunks(&self) -> &[Chunk] {
         &self.chunks
+    }
+
+    /// Internal bookkeeping, exposed for tests: per chunk, the ops whose error recovery
+    /// read past their end (`(start, end of that error)`, chunk-relative).
+    #[doc(hidden)]
+    pub fn far_reaching_ops(&self) -> &[Vec<(u32, u32)>] {
+        &self.far
     }
 
     /// The index of the chunk whose span contains `offset` (an offset at a chunk's end
@@ -140,9 +158,11 @@ impl Document {
         while let Some(c) = child_containing(kids, base, offset) {
             let start = base + c.offset;
             out.push((start, &*c.op));
-            let inner = c.op.regions.iter().flat_map(|r| &r.blocks).find(|b| {
-                child_containing(&b.ops, start, offset).is_some()
-            });
+            let inner =
+                c.op.regions
+                    .iter()
+                    .flat_map(|r| &r.blocks)
+                    .find(|b| child_containing(&b.ops, start, offset).is_some());
             match inner {
                 Some(b) => (kids, base) = (&b.ops[..], start),
                 None => break,
@@ -180,7 +200,8 @@ impl Document {
         let char_start = self.rope.byte_to_char(range.start);
         self.rope.remove(char_start..self.rope.byte_to_char(range.end));
         self.rope.insert(char_start, new_text);
-        let marker_after = self.split && self.marker_near(range.start, range.start + new_text.len());
+        let marker_after =
+            self.split && self.marker_near(range.start, range.start + new_text.len());
         if marker_before || marker_after {
             self.resplit(edit, new_text.len() as u32, &mut stats);
             return stats;
@@ -191,8 +212,7 @@ impl Document {
         debug_assert!(edit.end <= self.chunks[ci].span.end);
         let path = descend(&self.chunks[ci], edit);
         for level in (0..=path.len()).rev() {
-            if let Some(plan) = self.plan(ci, &path[..level], edit) {
-                stats.bytes_reparsed = plan.bytes;
+            if let Some(plan) = self.plan(ci, &path[..level], edit, &mut stats) {
                 stats.statements_reparsed = plan.kids.len();
                 stats.depth = level;
                 self.splice(ci, &path[..level], edit, plan);
@@ -207,8 +227,9 @@ impl Document {
         let span = Span::new(old.start, edit.moved(old.end));
         let chunk = parse_chunk_text(&self.slice(span.start, span.end), span);
         stats.chunk_reparsed = true;
-        stats.bytes_reparsed = span.len() as usize;
+        stats.bytes_reparsed += span.len() as usize;
         stats.statements_reparsed = chunk.top.len();
+        self.far[ci] = far_table(&chunk);
         self.chunks[ci] = chunk;
         self.move_chunks_after(ci, edit);
         stats
@@ -219,7 +240,7 @@ impl Document {
     /// Re-parses the siblings around the edit in the block at the end of `path` (the
     /// chunk's top level for an empty path), or `None` when that cannot be done exactly
     /// at this level.
-    fn plan(&self, ci: usize, path: &[Frame], edit: Edit) -> Option<Plan> {
+    fn plan(&self, ci: usize, path: &[Frame], edit: Edit, stats: &mut EditStats) -> Option<Plan> {
         let chunk = &self.chunks[ci];
         let (kids, base, content, fixed_entry) = match path.last() {
             None => (&chunk.top[..], chunk.span.start, chunk.span, true),
@@ -237,17 +258,25 @@ impl Document {
         // attribute dictionary (generic scanner only).
         let mut lo = i0;
         let from = loop {
-            if lo == 0 {
-                if fixed_entry || self.left_window_clear(content.start, edit.start) {
-                    break content.start;
+            let from = if lo == 0 {
+                if !fixed_entry && !self.left_window_clear(content.start, edit.start) {
+                    return None;
                 }
-                return None;
+                content.start
+            } else {
+                let from = end_of(&kids[lo - 1]);
+                if !self.left_window_clear(from, edit.start) {
+                    lo -= 1;
+                    continue;
+                }
+                from
+            };
+            // An earlier op whose error recovery read up to the edit is re-parsed too.
+            match self.far_blocker(ci, from, edit.start) {
+                None => break from,
+                Some(b) if b < content.start => return None,
+                Some(b) => lo = kids.partition_point(|c| start_of(c) <= b) - 1,
             }
-            let from = end_of(&kids[lo - 1]);
-            if self.left_window_clear(from, edit.start) {
-                break from;
-            }
-            lo -= 1;
         };
 
         // Stop at the first sibling after the edit (or the block's `}`), and give the
@@ -255,24 +284,49 @@ impl Document {
         let stop_old = kids.get(i1).map_or(content.end, start_of);
         let stop = edit.moved(stop_old);
         let chunk_end = edit.moved(chunk.span.end);
-        let ctx_end = self.lookahead_end(stop, chunk_end);
+        let mut ctx_end = self.lookahead_end(stop, chunk_end);
 
         // Lex from a line start so that tokens and line breaks around `from` read as in
         // the whole text.
         let text_start = self.line_start(from).max(chunk.span.start);
-        let text = self.slice(text_start, ctx_end);
-        let new = parser::reparse_siblings(
-            &text,
-            from - text_start,
-            stop - text_start,
-            !path.is_empty(),
-            path.len() as u32,
-        )?;
-        let kids = new
-            .into_iter()
-            .map(|c| Child { offset: c.offset + text_start - base, op: c.op })
-            .collect();
-        Some(Plan { range: lo..i1, kids, at: stop_old, bytes: text.len() })
+        loop {
+            let text = self.slice(text_start, ctx_end);
+            stats.bytes_reparsed += text.len();
+            let new = parser::reparse_siblings(
+                &text,
+                from - text_start,
+                stop - text_start,
+                !path.is_empty(),
+                path.len() as u32,
+            )?;
+            let mut far = Vec::new();
+            collect_far(&new, text_start, &mut far);
+            // Error recovery that read up to the end of the given text may have read
+            // further in the whole text: give it what it can read and parse again.
+            let needed = far.iter().map(|&(_, r)| self.lookahead_end(r, chunk_end)).max();
+            if let Some(needed) = needed.filter(|&n| n > ctx_end) {
+                ctx_end = needed;
+                continue;
+            }
+            let kids = new
+                .into_iter()
+                .map(|c| Child { offset: c.offset + text_start - base, op: c.op })
+                .collect();
+            return Some(Plan { range: lo..i1, kids, at: stop_old, from, far });
+        }
+    }
+
+    /// The start of the first op before `from` whose error recovery read too close to
+    /// `edit_start` (see [`Document::far`]).
+    fn far_blocker(&self, ci: usize, from: u32, edit_start: u32) -> Option<u32> {
+        let base = self.chunks[ci].span.start;
+        let far = &self.far[ci];
+        let before = far.partition_point(|&(s, _)| base + s < from);
+        far[..before]
+            .iter()
+            .map(|&(s, r)| (base + s, base + r))
+            .find(|&(_, r)| r > edit_start || !self.left_window_clear(r, edit_start))
+            .map(|(s, _)| s)
     }
 
     /// Applies a plan: copies the ops on the path (shared ones only), moves what follows
@@ -283,8 +337,9 @@ impl Document {
         // Top-level statements after the edit move; deeper ones are moved by their
         // parent's shift (child offsets are part of an op's own fields).
         let first_after = path.first().map_or(plan.range.end, |f| f.child + 1);
+        let delta = edit.delta as u32; // two's complement: wrapping_add subtracts too
         for c in &mut kids[first_after..] {
-            c.offset = (c.offset as i64 + edit.delta) as u32;
+            c.offset = c.offset.wrapping_add(delta);
         }
         for f in path {
             let op = Arc::make_mut(&mut kids[f.child].op);
@@ -292,6 +347,17 @@ impl Document {
             kids = &mut op.regions[f.region].blocks[0].ops;
         }
         kids.splice(plan.range, plan.kids);
+
+        // The far-reaching ops: drop the replaced run's, move later ones, add the new.
+        let base = chunk.span.start;
+        let far = &mut self.far[ci];
+        let lo = far.partition_point(|&(s, _)| base + s < plan.from);
+        let hi = far.partition_point(|&(s, _)| base + s < plan.at);
+        for (s, r) in &mut far[hi..] {
+            *s = s.wrapping_add(delta);
+            *r = r.wrapping_add(delta);
+        }
+        far.splice(lo..hi, plan.far.iter().map(|&(s, r)| (s - base, r - base)));
         chunk.span.end = edit.moved(chunk.span.end);
     }
 
@@ -306,6 +372,7 @@ impl Document {
         stats.resplit = true;
         let text: Cow<str> = (&self.rope).into();
         let mut old = std::mem::take(&mut self.chunks);
+        let mut old_far = std::mem::take(&mut self.far);
         let inserted_end = edit.start + new_len;
         for span in chunk_spans(&text, self.split) {
             let old_span = if span.end <= edit.start {
@@ -318,15 +385,20 @@ impl Document {
             };
             let reused = old_span.and_then(|s| {
                 let i = old.binary_search_by_key(&s.start, |c| c.span.start).ok()?;
-                (old[i].span == s).then(|| std::mem::take(&mut old[i].top))
+                (old[i].span == s).then_some(i)
             });
             match reused {
-                Some(top) => self.chunks.push(Chunk { span, top }),
+                Some(i) => {
+                    // Positions in a chunk are relative to its start: nothing moves.
+                    self.chunks.push(Chunk { span, top: std::mem::take(&mut old[i].top) });
+                    self.far.push(std::mem::take(&mut old_far[i]));
+                }
                 None => {
                     let chunk = parse_chunk(&text, span);
                     stats.chunk_reparsed = true;
                     stats.bytes_reparsed += span.len() as usize;
                     stats.statements_reparsed += chunk.top.len();
+                    self.far.push(far_table(&chunk));
                     self.chunks.push(chunk);
                 }
             }
@@ -355,7 +427,9 @@ impl Document {
     }
 
     /// Up to `want` tokens (comments skipped) lexed from `start`, a token boundary, not
-    /// past `limit`. Lexes a growing window, dropping a token cut by the window's end.
+    /// past `limit`. Lexes a growing window; when the window ends before `limit`, only
+    /// tokens followed by whitespace inside it are kept, since the cut may have split or
+    /// shortened the last ones (`1.5e-` `3`).
     fn tokens_from(&self, start: u32, limit: u32, want: usize) -> Vec<Token> {
         let mut window = 512u32;
         loop {
@@ -364,8 +438,9 @@ impl Document {
             let mut toks = Vec::new();
             lexer::lex_into(&text, start, &mut toks);
             toks.retain(|t| t.kind != TokenKind::Comment);
-            if end < limit && toks.last().is_some_and(|t| t.end == end) {
-                toks.pop();
+            if end < limit {
+                let safe = text.rfind(|c: char| c.is_ascii_whitespace()).map_or(0, |i| i as u32);
+                toks.retain(|t| t.end <= start + safe);
             }
             if toks.len() >= want || end >= limit {
                 toks.truncate(want);
@@ -423,7 +498,9 @@ impl Edit {
 }
 
 /// The path to the innermost block whose body strictly contains the edit: descends into
-/// error-free ops with a single unlabeled block (others are re-parsed whole).
+/// closed regions with a single unlabeled block (others are re-parsed whole). The ops on
+/// the path may have errors of their own: their parse before and after the region does
+/// not depend on what the region holds.
 fn descend(chunk: &Chunk, edit: Edit) -> Vec<Frame> {
     let mut path = Vec::new();
     let (mut kids, mut base) = (&chunk.top[..], chunk.span.start);
@@ -431,20 +508,24 @@ fn descend(chunk: &Chunk, edit: Edit) -> Vec<Frame> {
         let i = kids.partition_point(|c| base + c.offset <= edit.start);
         let Some(i) = i.checked_sub(1) else { break };
         let c = &kids[i];
-        if c.op.kind != StmtKind::Op || !c.op.errors.is_empty() {
-            break;
-        }
         let op_start = base + c.offset;
         let found = c.op.regions.iter().enumerate().find_map(|(ri, r)| {
             let [block] = &r.blocks[..] else { return None };
-            if block.label.is_some() || r.span.len() < 2 {
+            // A region left open (reported at its `{`) ends wherever the text did.
+            let open_brace = Span::new(r.span.start, r.span.start + 1);
+            if block.label.is_some()
+                || r.span.len() < 2
+                || c.op.errors.iter().any(|e| e.span == open_brace)
+            {
                 return None;
             }
             let body = Span::new(op_start + r.span.start + 1, op_start + r.span.end - 1);
             (body.start <= edit.start && edit.end <= body.end).then_some((ri, body, block))
         });
         let Some((region, body, block)) = found else { break };
-        let fixed_entry = region_entry_fixed(&c.op, block);
+        // After an error, the region may have been read by error recovery, which peeks
+        // inside to decide.
+        let fixed_entry = c.op.errors.is_empty() && region_entry_fixed(&c.op, block);
         path.push(Frame { child: i, region, op_start, body, fixed_entry });
         (kids, base) = (&block.ops[..], op_start);
     }
@@ -494,6 +575,28 @@ fn lookahead_need(toks: &[Token]) -> usize {
         n += 1;
     }
     LOOKAHEAD.max(n + 1)
+}
+
+/// The far-reaching ops of a chunk, relative to its start.
+fn far_table(chunk: &Chunk) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    collect_far(&chunk.top, 0, &mut out);
+    out
+}
+
+/// Appends, in order of position, the ops among `kids` (at any depth) that have an
+/// error past their own end: `(start, end of the furthest error)`, offset by `base`.
+fn collect_far(kids: &[Child], base: u32, out: &mut Vec<(u32, u32)>) {
+    for c in kids {
+        let start = base + c.offset;
+        let reach = c.op.errors.iter().map(|e| e.span.end).max().unwrap_or(0);
+        if reach > c.op.len {
+            out.push((start, start + reach));
+        }
+        for b in c.op.regions.iter().flat_map(|r| &r.blocks) {
+            collect_far(&b.ops, start, out);
+        }
+    }
 }
 
 fn child_containing(kids: &[Child], base: u32, offset: u32) -> Option<&Child> {

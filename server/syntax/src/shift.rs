@@ -41,6 +41,12 @@ impl Shift {
         }
     }
 
+    /// Whether nothing inside `s` can move: the visitors skip such subtrees, which
+    /// keeps shifting a big function header (hundreds of sharded arguments) cheap.
+    fn before(self, s: Span) -> bool {
+        s.end < self.at
+    }
+
     fn name(self, n: &mut Name) {
         let Name { text: _, span } = n;
         self.span(span);
@@ -90,8 +96,11 @@ impl Shift {
                 for a in args {
                     self.block_arg(a);
                 }
-                for c in ops {
-                    self.pos(&mut c.offset);
+                // Children are in order: only the tail moves.
+                let first = ops.partition_point(|c| c.offset < self.at);
+                let delta = self.delta as u32; // two's complement: wrapping_add subtracts too
+                for c in &mut ops[first..] {
+                    c.offset = c.offset.wrapping_add(delta);
                 }
             }
         }
@@ -109,6 +118,13 @@ impl Shift {
 
     fn block_arg(self, a: &mut BlockArg) {
         let BlockArg { name: _, span, ty, attrs, loc } = a;
+        if self.before(*span)
+            && loc.is_none_or(|l| self.before(l))
+            && attrs.as_ref().is_none_or(|d| self.before(d.span))
+            && ty.as_ref().is_none_or(|t| self.before(t.span))
+        {
+            return;
+        }
         self.span(span);
         if let Some(t) = ty {
             self.ty(t);
@@ -129,6 +145,13 @@ impl Shift {
                 }
                 self.name(sym);
                 for FuncArg { name: _, span, ty, attrs, loc } in args {
+                    if self.before(*span)
+                        && self.before(ty.span)
+                        && attrs.as_ref().is_none_or(|d| self.before(d.span))
+                        && loc.is_none_or(|l| self.before(l))
+                    {
+                        continue;
+                    }
                     self.span(span);
                     self.ty(ty);
                     if let Some(d) = attrs {
@@ -170,6 +193,9 @@ impl Shift {
 
     fn ty(self, t: &mut Type) {
         let Type { span, kind } = t;
+        if self.before(*span) {
+            return;
+        }
         self.span(span);
         // Only tuples hold positions inside the (shared, interned) kind; clone it only
         // when one of them actually moves.
@@ -186,6 +212,9 @@ impl Shift {
 
     fn dict(self, d: &mut AttrDict) {
         let AttrDict { span, entries } = d;
+        if self.before(*span) {
+            return;
+        }
         self.span(span);
         for e in entries {
             self.named_attr(e);
@@ -194,6 +223,9 @@ impl Shift {
 
     fn named_attr(self, a: &mut NamedAttr) {
         let NamedAttr { name: _, name_span, value, span } = a;
+        if self.before(*span) && self.before(*name_span) {
+            return;
+        }
         self.span(name_span);
         if let Some(v) = value {
             self.attr(v);
@@ -203,6 +235,9 @@ impl Shift {
 
     fn attr(self, a: &mut Attr) {
         let Attr { span, kind } = a;
+        if self.before(*span) {
+            return;
+        }
         self.span(span);
         match kind {
             AttrKind::Int { value: _, ty }

@@ -37,9 +37,10 @@ impl OpInfo {
     pub fn name_span(&self) -> Span {
         self.node.name.span.shift(self.start)
     }
-    /// Where MLIR locates the op: the start of the statement (its first result).
+    /// Where MLIR locates the op: its name (`stablehlo.add` of `%0 = stablehlo.add`, the
+    /// quoted name of the generic form).
     pub fn loc(&self) -> u32 {
-        self.start
+        self.name_span().start
     }
     pub fn name(&self) -> &str {
         self.node.full_name()
@@ -159,33 +160,44 @@ impl Model {
     fn index_symbols(&mut self) {
         for &id in &self.top {
             let info = &self.ops[id as usize];
-            match &info.node.custom {
-                Custom::Mesh { sym } => {
-                    let mesh =
-                        info.node.inherent_attr("mesh").and_then(|a| a.value.as_ref()).and_then(
-                            |v| match &v.kind {
-                                sdy_syntax::tree::AttrKind::Sdy(s) => match &**s {
-                                    sdy_syntax::sdy::SdyAttr::Mesh(m) => {
-                                        Some(Mesh::from_ast(m, info.start))
-                                    }
-                                    _ => None,
-                                },
+            // `sdy.mesh @m = <...>`, or the generic `"sdy.mesh"() <{mesh = ..., sym_name = "m"}>`.
+            let mesh_sym = match &info.node.custom {
+                Custom::Mesh { sym } => Some((sym.text.to_string(), sym.span)),
+                _ if info.node.generic && info.node.full_name() == "sdy.mesh" => info
+                    .node
+                    .inherent_attr("sym_name")
+                    .and_then(|a| match a.value.as_ref().map(|v| &v.kind) {
+                        Some(sdy_syntax::tree::AttrKind::String { raw }) => {
+                            Some((raw.to_string(), a.value.as_ref().map_or(a.span, |v| v.span)))
+                        }
+                        _ => None,
+                    }),
+                _ => None,
+            };
+            if let Some((name, span)) = mesh_sym {
+                let mesh =
+                    info.node.inherent_attr("mesh").and_then(|a| a.value.as_ref()).and_then(|v| {
+                        match &v.kind {
+                            sdy_syntax::tree::AttrKind::Sdy(s) => match &**s {
+                                sdy_syntax::sdy::SdyAttr::Mesh(m) => {
+                                    Some(Mesh::from_ast(m, info.start))
+                                }
                                 _ => None,
                             },
-                        );
-                    let idx = self.meshes.len();
-                    self.meshes.push(MeshSymbol {
-                        name: sym.text.to_string(),
-                        op: id,
-                        name_span: sym.span.shift(info.start),
-                        mesh,
+                            _ => None,
+                        }
                     });
-                    self.mesh_by_name.entry(sym.text.to_string()).or_insert(idx);
-                }
-                Custom::Func(f) => {
-                    self.funcs.entry(f.sym.text.to_string()).or_insert(id);
-                }
-                _ => {}
+                let idx = self.meshes.len();
+                self.meshes.push(MeshSymbol {
+                    name: name.clone(),
+                    op: id,
+                    name_span: span.shift(info.start),
+                    mesh,
+                });
+                self.mesh_by_name.entry(name).or_insert(idx);
+            }
+            if let Custom::Func(f) = &info.node.custom {
+                self.funcs.entry(f.sym.text.to_string()).or_insert(id);
             }
         }
     }

@@ -113,6 +113,8 @@ pub struct TensorSharding {
     pub unreduced: Vec<AxisRef>,
     pub unreduced_op: Reduction,
     pub span: Span,
+    /// The `[...]` of the dimension shardings.
+    pub dims_span: Span,
 }
 
 impl TensorSharding {
@@ -143,6 +145,7 @@ impl TensorSharding {
                 .and_then(|u| u.reduction.map(|(r, _)| r))
                 .unwrap_or(Reduction::Sum),
             span: s.span.shift(base),
+            dims_span: s.dims_span.shift(base),
         }
     }
 
@@ -166,7 +169,8 @@ impl TensorSharding {
 impl std::fmt::Display for Mesh {
     /// MLIR's printed form of the mesh body: `<["a"=2, "b"=4], device_ids=[...]>`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let axes: Vec<String> = self.axes.iter().map(|a| format!("\"{}\"={}", a.name, a.size)).collect();
+        let axes: Vec<String> =
+            self.axes.iter().map(|a| format!("\"{}\"={}", a.name, a.size)).collect();
         write!(f, "<[{}]", axes.join(", "))?;
         if let Some(ids) = &self.device_ids {
             let ids: Vec<String> = ids.iter().map(i64::to_string).collect();

@@ -1,8 +1,8 @@
 //! Attribute values of the printable IR and their MLIR spelling.
 
 use super::sdy::{
-    AllToAllDisplay, AllToAllParam, AxisListDisplay, AxisListsDisplay, AxisRef, Mesh, OpShardingRule,
-    PerValueList, TensorSharding,
+    AllToAllDisplay, AllToAllParam, AxisListDisplay, AxisListsDisplay, AxisRef, Mesh,
+    OpShardingRule, PerValueList, TensorSharding,
 };
 use std::fmt::Write;
 
@@ -26,9 +26,15 @@ pub enum Attr {
     Unit,
     Bool(bool),
     /// An integer; `ty` is the canonical type text (`i64` when unwritten).
-    Int { value: i128, ty: String },
+    Int {
+        value: i128,
+        ty: String,
+    },
     /// A float; `text` is already canonical (`1.000000e+00`), `ty` its type.
-    Float { text: String, ty: String },
+    Float {
+        text: String,
+        ty: String,
+    },
     /// A string (escapes decoded).
     Str(Vec<u8>),
     /// `@sym` (the name, unquoted; nested references keep their `::@` text).
@@ -163,7 +169,8 @@ pub fn symbol_ref(name: &str) -> String {
         let b = name.as_bytes();
         !b.is_empty()
             && (b[0].is_ascii_alphabetic() || b[0] == b'_')
-            && b.iter().all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'.' | b'-'))
+            && b.iter()
+                .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'.' | b'-'))
     };
     if valid {
         format!("@{name}")

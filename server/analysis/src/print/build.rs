@@ -25,10 +25,13 @@ pub fn build_module(src: &str, chunk: &Chunk) -> Module {
     }
     // A lone `module` (aliases aside) is the module; anything else is wrapped in an
     // implicit one.
-    let ops: Vec<&tree::Child> =
-        chunk.top.iter().filter(|c| !matches!(c.op.kind, StmtKind::AliasDef | StmtKind::Resource)).collect();
+    let ops: Vec<&tree::Child> = chunk
+        .top
+        .iter()
+        .filter(|c| !matches!(c.op.kind, StmtKind::AliasDef | StmtKind::Resource))
+        .collect();
     let explicit = match ops.as_slice() {
-        [m] if m.op.kind == StmtKind::Op && m.op.full_name() == "builtin.module" && !m.op.generic => Some(*m),
+        [m] if m.op.kind == StmtKind::Op && m.op.full_name() == "builtin.module" => Some(*m),
         _ => None,
     };
     let top = match explicit {
@@ -74,19 +77,70 @@ impl Normalizer for Builder<'_> {
 /// Ops whose discardable attributes print right after the op name.
 const DICT_AFTER_NAME: &[&str] = &["stablehlo.optimization_barrier"];
 
-/// Elementwise StableHLO ops: generic input prints as `name %a, %b : T`.
+/// Ops with other syntax whose type is printed by `custom<SameOperandsAndResultType>`.
+const SAME_OPERANDS_AND_RESULT_TYPE: &[&str] = &[
+    "stablehlo.after_all",
+    "stablehlo.cholesky",
+    "stablehlo.clamp",
+    "stablehlo.reverse",
+    "stablehlo.reduce_precision",
+];
+
+/// Elementwise StableHLO ops (`$operands attr-dict : custom<SameOperandsAndResultType>`):
+/// printed as `name %a, %b {attrs} : T`, or with a function type when types differ.
 const ELEMENTWISE: &[&str] = &[
-    "abs", "add", "and", "atan2", "cbrt", "ceil", "cosine", "count_leading_zeros", "divide", "exponential",
-    "exponential_minus_one", "floor", "log", "log_plus_one", "logistic", "maximum", "minimum", "multiply",
-    "negate", "not", "or", "popcnt", "power", "remainder", "round_nearest_afz", "round_nearest_even", "rsqrt",
-    "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign", "sine", "sqrt", "subtract", "tan",
-    "tanh", "xor",
+    "abs",
+    "add",
+    "and",
+    "atan2",
+    "cbrt",
+    "ceil",
+    "complex",
+    "convert",
+    "cosine",
+    "count_leading_zeros",
+    "divide",
+    "exponential",
+    "imag",
+    "is_finite",
+    "real",
+    "uniform_quantize",
+    "uniform_dequantize",
+    "exponential_minus_one",
+    "floor",
+    "log",
+    "log_plus_one",
+    "logistic",
+    "maximum",
+    "minimum",
+    "multiply",
+    "negate",
+    "not",
+    "or",
+    "popcnt",
+    "power",
+    "remainder",
+    "round_nearest_afz",
+    "round_nearest_even",
+    "rsqrt",
+    "shift_left",
+    "shift_right_arithmetic",
+    "shift_right_logical",
+    "sign",
+    "sine",
+    "sqrt",
+    "subtract",
+    "tan",
+    "tanh",
+    "xor",
 ];
 
 /// Dialects registered in `sdy_opt`: their generic ops keep undotted attributes as
 /// inherent properties.
 fn is_registered(name: &str) -> bool {
-    ["stablehlo.", "sdy.", "func.", "chlo.", "tensor.", "arith.", "builtin."].iter().any(|p| name.starts_with(p))
+    ["stablehlo.", "sdy.", "func.", "chlo.", "tensor.", "arith.", "builtin."]
+        .iter()
+        .any(|p| name.starts_with(p))
 }
 
 pub fn is_elementwise(name: &str) -> bool {
@@ -178,7 +232,13 @@ impl Builder<'_> {
             AttrKind::Int { value, ty } => {
                 let ty = ty.as_ref().map_or_else(|| "i64".to_string(), |t| self.ty(t, base));
                 if super::float::FloatSem::of_type(&ty).is_some() {
-                    let text: String = self.text(a.span, base).split(':').next().unwrap_or("").split_whitespace().collect();
+                    let text: String = self
+                        .text(a.span, base)
+                        .split(':')
+                        .next()
+                        .unwrap_or("")
+                        .split_whitespace()
+                        .collect();
                     if let Some(f) = canonical_float(&text, &ty) {
                         return Attr::Float { text: f, ty };
                     }
@@ -196,12 +256,16 @@ impl Builder<'_> {
             AttrKind::String { raw } => Attr::Str(unescape_bytes(raw)),
             AttrKind::Symbol(name) => {
                 let name = match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
-                    Some(q) if !name.contains("::") => String::from_utf8_lossy(&unescape_bytes(q)).into_owned(),
+                    Some(q) if !name.contains("::") => {
+                        String::from_utf8_lossy(&unescape_bytes(q)).into_owned()
+                    }
                     _ => name.to_string(),
                 };
                 Attr::Symbol(name)
             }
-            AttrKind::Array(items) => Attr::Array(items.iter().map(|i| self.attr(i, base)).collect()),
+            AttrKind::Array(items) => {
+                Attr::Array(items.iter().map(|i| self.attr(i, base)).collect())
+            }
             AttrKind::DenseArray { elem, values } => {
                 let is_int = elem.starts_with('i') && elem[1..].bytes().all(|b| b.is_ascii_digit());
                 if !is_int {
@@ -236,7 +300,9 @@ impl Builder<'_> {
             SdyAttr::PerValue(p) => Attr::PerValue(p.shardings.iter().map(s::sharding).collect()),
             SdyAttr::Rule(r) => Attr::Rule(s::rule(r)),
             SdyAttr::ManualAxes(v) | SdyAttr::AxisList(v) => Attr::AxisList(s::axis_refs(v)),
-            SdyAttr::AxisListPerDim(v) => Attr::AxisLists(v.iter().map(|l| s::axis_refs(&l.axes)).collect()),
+            SdyAttr::AxisListPerDim(v) => {
+                Attr::AxisLists(v.iter().map(|l| s::axis_refs(&l.axes)).collect())
+            }
             SdyAttr::AllToAllParams(p) => Attr::AllToAll(s::all_to_all(p)),
             SdyAttr::Opaque => Attr::Raw(normalize_tokens(self.text(span, base), self)),
         }
@@ -250,7 +316,9 @@ impl Builder<'_> {
             Some(t) => {
                 // The type's span is relative to the op, like the attribute's.
                 let cut = t.span.start.saturating_sub(a.span.start) as usize;
-                text.get(..cut).map(|s| s.trim_end().trim_end_matches(':').trim_end()).unwrap_or(text)
+                text.get(..cut)
+                    .map(|s| s.trim_end().trim_end_matches(':').trim_end())
+                    .unwrap_or(text)
             }
             None => text,
         };
@@ -367,7 +435,8 @@ impl Builder<'_> {
         self.set_types(t, &mut op, abs);
         // A pretty constant's type is the type of its value (`dense<1> : tensor<i32>`).
         if let Some(&r) = op.results.first() {
-            let value = t.inherent_attr("value").or_else(|| t.attr("value")).and_then(|a| a.value.as_ref());
+            let value =
+                t.inherent_attr("value").or_else(|| t.attr("value")).and_then(|a| a.value.as_ref());
             if let Some(AttrKind::Elements { ty: Some(ty) }) = value.map(|v| &v.kind) {
                 if self.values[r as usize].ty.is_none() {
                     self.values[r as usize].ty = Some(self.ty(ty, abs));
@@ -378,7 +447,7 @@ impl Builder<'_> {
         if name == "func.func" && !t.generic {
             if let Custom::Func(h) = &t.custom {
                 let info = FuncInfo {
-                    visibility: h.visibility.as_ref().map(|v| v.text.to_string()).filter(|v| v != "public"),
+                    visibility: h.visibility.as_ref().map(|v| v.text.to_string()),
                     sym: h.sym.text.to_string(),
                     args: h
                         .args
@@ -415,10 +484,18 @@ impl Builder<'_> {
             }
         }
 
-        if name == "builtin.module" && !t.generic {
-            if let Custom::Module(h) = &t.custom {
+        if name == "func.func" && t.generic {
+            if let Some(f) = self.generic_func(t, &mut op, abs) {
+                op.syntax = Syntax::Func(Box::new(f));
+                return op;
+            }
+        }
+
+        if name == "builtin.module" {
+            if let (Custom::Module(h), false) = (&t.custom, t.generic) {
                 if let Some(sym) = &h.sym {
-                    op.props.push(NamedAttr::new("sym_name", Attr::Str(sym.text.as_bytes().to_vec())));
+                    op.props
+                        .push(NamedAttr::new("sym_name", Attr::Str(sym.text.as_bytes().to_vec())));
                 }
                 op.attrs = h.attrs.as_ref().map(|d| self.dict(d, abs)).unwrap_or_default();
             }
@@ -442,9 +519,6 @@ impl Builder<'_> {
                 op.props.push(NamedAttr::new("sym_name", Attr::Str(sym.text.as_bytes().to_vec())));
             }
         }
-        if name == "sdy.named_computation" && !t.generic {
-            // The parser records the name as a string attribute.
-        }
         if name == "stablehlo.constant" && op.prop("value").is_none() {
             if let Some(v) = op.remove_attr("value") {
                 op.props.push(NamedAttr::new("value", v));
@@ -464,9 +538,60 @@ impl Builder<'_> {
         } else if t.generic {
             Syntax::Generic
         } else {
-            Syntax::Custom(Box::new(self.template(t, abs, &op)))
+            let mut template = self.template(t, abs, &op);
+            if op.name == "stablehlo.reduce" {
+                reduce_template(&mut op, &mut template, &self.values);
+            }
+            Syntax::Custom(Box::new(template))
         };
         op
+    }
+
+    /// `"func.func"() <{function_type = ..., sym_name = ...}> ({...})`: the function in
+    /// its pretty form (MLIR always prints it so).
+    fn generic_func(&mut self, t: &tree::Op, op: &mut Op, abs: u32) -> Option<FuncInfo> {
+        let sym = match op.prop("sym_name")? {
+            Attr::Str(s) => String::from_utf8_lossy(s).into_owned(),
+            _ => return None,
+        };
+        let (ins, outs) = match op.prop("function_type")? {
+            Attr::Type(t) => split_function_type(t)?,
+            _ => return None,
+        };
+        let slot_attrs = |op: &Op, key: &str, i: usize| -> Vec<NamedAttr> {
+            match op.prop(key) {
+                Some(Attr::Array(items)) => match items.get(i) {
+                    Some(Attr::Dict(d)) => d.clone(),
+                    _ => Vec::new(),
+                },
+                _ => Vec::new(),
+            }
+        };
+        let visibility = match op.prop("sym_visibility") {
+            Some(Attr::Str(s)) => Some(String::from_utf8_lossy(s).into_owned()),
+            _ => None,
+        };
+        let info = FuncInfo {
+            visibility,
+            sym,
+            args: ins
+                .iter()
+                .enumerate()
+                .map(|(i, ty)| FuncSlot { ty: ty.clone(), attrs: slot_attrs(op, "arg_attrs", i) })
+                .collect(),
+            results: outs
+                .iter()
+                .enumerate()
+                .map(|(i, ty)| FuncSlot { ty: ty.clone(), attrs: slot_attrs(op, "res_attrs", i) })
+                .collect(),
+            fn_attrs: std::mem::take(&mut op.attrs),
+        };
+        for r in &t.regions {
+            let region = self.region(r, abs, Vec::new());
+            op.regions.push(region);
+        }
+        op.props.clear();
+        Some(info)
     }
 
     /// Records the types of the op's results (and of operands whose type is unknown)
@@ -476,14 +601,19 @@ impl Builder<'_> {
         let outputs: Vec<String> = t.sig.outputs.iter().map(|ty| self.ty(ty, abs)).collect();
         let (ins, outs): (Vec<Option<String>>, Vec<Option<String>>) = match t.sig.form {
             SigForm::None => (vec![None; op.operands.len()], vec![None; op.results.len()]),
-            SigForm::Function => (inputs.into_iter().map(Some).collect(), outputs.into_iter().map(Some).collect()),
+            SigForm::Function => {
+                (inputs.into_iter().map(Some).collect(), outputs.into_iter().map(Some).collect())
+            }
             SigForm::List => {
                 let n_res = op.results.len();
                 let n_ops = op.operands.len();
                 if inputs.len() == 1 {
                     (vec![inputs.first().cloned(); n_ops], vec![inputs.first().cloned(); n_res])
                 } else if inputs.len() == n_res && n_res == n_ops {
-                    (inputs.iter().cloned().map(Some).collect(), inputs.into_iter().map(Some).collect())
+                    (
+                        inputs.iter().cloned().map(Some).collect(),
+                        inputs.into_iter().map(Some).collect(),
+                    )
                 } else if inputs.len() == n_res {
                     (vec![None; n_ops], inputs.into_iter().map(Some).collect())
                 } else if inputs.len() == n_ops {
@@ -527,7 +657,8 @@ impl Builder<'_> {
         }
         let dict = t.attrs.as_ref().map(|d| d.span);
         let mut pieces: Vec<Piece> = Vec::new();
-        let start = toks.iter().position(|k| k.start == t.name.span.start).map_or(toks.len(), |i| i + 1);
+        let start =
+            toks.iter().position(|k| k.start == t.name.span.start).map_or(toks.len(), |i| i + 1);
         let mut prev_end = t.name.span.end;
         let mut i = start;
         let mut has_dict = false;
@@ -551,7 +682,8 @@ impl Builder<'_> {
             }
             if let Some(d) = dict.filter(|d| d.start == k.start) {
                 let keyword = matches!(pieces.last(), Some(Piece { kind: PieceKind::Text(s), .. }) if s == "attributes");
-                let space = if keyword { pieces.pop().is_some_and(|p| p.space_before) } else { gap };
+                let space =
+                    if keyword { pieces.pop().is_some_and(|p| p.space_before) } else { gap };
                 push(&mut pieces, space, PieceKind::AttrDict { keyword });
                 has_dict = true;
                 span_end(d.end, &mut i);
@@ -584,10 +716,54 @@ impl Builder<'_> {
                 }
                 _ => PieceKind::Text(tok_text.to_string()),
             };
-            let after_newline = matches!(pieces.last(), Some(Piece { kind: PieceKind::Newline, .. }));
+            let after_newline =
+                matches!(pieces.last(), Some(Piece { kind: PieceKind::Newline, .. }));
             push(&mut pieces, gap && !after_newline, kind);
             prev_end = k.end;
             i += 1;
+        }
+        drop_single_result_parens(&mut pieces);
+        if let Some(c) = last_top_level_colon(&pieces) {
+            // The trailing signature is always ` : `.
+            pieces[c].space_before = true;
+            if let Some(next) = pieces.get_mut(c + 1) {
+                next.space_before = true;
+            }
+            // ... and so is its `->`.
+            let mut depth = 0i32;
+            for j in c + 1..pieces.len() {
+                match &pieces[j].kind {
+                    PieceKind::Text(s) if matches!(s.as_str(), "(" | "[" | "<" | "{") => depth += 1,
+                    PieceKind::Text(s) if matches!(s.as_str(), ")" | "]" | ">" | "}") => depth -= 1,
+                    PieceKind::Text(s) if s == "->" && depth == 0 => {
+                        pieces[j].space_before = true;
+                        if let Some(next) = pieces.get_mut(j + 1) {
+                            next.space_before = true;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if SAME_OPERANDS_AND_RESULT_TYPE.contains(&op.name.as_str()) {
+                // `custom<SameOperandsAndResultType>`: `T` when every type is the same.
+                let ty = |v: &ValueId| self.values.get(*v as usize).and_then(|i| i.ty.clone());
+                let ins: Option<Vec<String>> = op.operands.iter().map(ty).collect();
+                let out = op.results.first().and_then(ty);
+                if let (Some(ins), Some(out), 1) = (ins, out, op.results.len()) {
+                    let sig = if ins.iter().all(|t| *t == out) {
+                        out
+                    } else {
+                        format!("({}) -> {out}", ins.join(", "))
+                    };
+                    pieces.truncate(c + 1);
+                    pieces.push(Piece { space_before: true, kind: PieceKind::Text(sig) });
+                }
+            }
+            if op.name == "stablehlo.after_all" && op.operands.is_empty() {
+                // `$inputs attr-dict : type` with no inputs leaves two spaces.
+                pieces
+                    .insert(c, Piece { space_before: true, kind: PieceKind::Text(String::new()) });
+            }
         }
         if !has_dict {
             let slot = if DICT_AFTER_NAME.contains(&op.name.as_str()) {
@@ -604,11 +780,171 @@ impl Builder<'_> {
     }
 }
 
+/// `-> (T)` prints as `-> T` (MLIR parenthesises a single result only when it is a
+/// function type).
+fn drop_single_result_parens(pieces: &mut Vec<Piece>) {
+    fn text(p: &Piece) -> Option<&str> {
+        match &p.kind {
+            PieceKind::Text(s) => Some(s.as_str()),
+            _ => None,
+        }
+    }
+    let mut i = 0;
+    while i + 1 < pieces.len() {
+        if text(&pieces[i]) == Some("->") && text(&pieces[i + 1]) == Some("(") {
+            let open = i + 1;
+            let mut depth = 0i32;
+            let mut close = None;
+            let mut commas = 0;
+            for (j, p) in pieces.iter().enumerate().skip(open) {
+                match text(p) {
+                    Some("(") | Some("<") | Some("[") | Some("{") => depth += 1,
+                    Some(")") | Some(">") | Some("]") | Some("}") => {
+                        depth -= 1;
+                        if depth == 0 {
+                            close = Some(j);
+                            break;
+                        }
+                    }
+                    Some(",") if depth == 1 => commas += 1,
+                    _ => {}
+                }
+            }
+            if let Some(close) = close {
+                let single =
+                    commas == 0 && close > open + 1 && text(&pieces[open + 1]) != Some("(");
+                if single {
+                    pieces.remove(close);
+                    pieces.remove(open);
+                    pieces[open].space_before = true;
+                }
+            }
+        }
+        i += 1;
+    }
+}
+
+/// `stablehlo.reduce` in its region form: the reducer's block arguments are written in
+/// pairs `(%lhs0, %rhs0) (%lhs1, %rhs1)` but the block holds `[lhs0, lhs1, rhs0, rhs1]`
+/// (which decides their numbers); the form is printed on a new line; and a reducer that
+/// is a single commutative op on the arguments prints compactly as `applies OP`.
+fn reduce_template(op: &mut Op, t: &mut Template, values: &[ValueInfo]) {
+    let Some(block) = op.regions.first_mut().and_then(|r| r.blocks.first_mut()) else { return };
+    let n2 = block.args.len();
+    if n2 == 0 || !n2.is_multiple_of(2) {
+        return;
+    }
+    let n = n2 / 2;
+    let new_index = |j: usize| if j.is_multiple_of(2) { j / 2 } else { n + j / 2 };
+    let mut args = vec![0; n2];
+    for (j, &a) in block.args.iter().enumerate() {
+        args[new_index(j)] = a;
+    }
+    block.args = args;
+    for p in &mut t.pieces {
+        if let PieceKind::BlockArg(0, j) = &mut p.kind {
+            *j = new_index(*j);
+        }
+    }
+    let Some(k) = t.pieces.iter().position(|p| p.kind == PieceKind::Text("reducer".into())) else {
+        return;
+    };
+    if reduce_is_compact(op, values) {
+        let inner = op.regions[0].blocks[0].ops[0].name.clone();
+        t.pieces.truncate(k);
+        if let Some(a) = t.pieces.iter().position(|p| p.kind == PieceKind::Text("across".into())) {
+            t.pieces.insert(a, Piece { space_before: true, kind: PieceKind::Text(inner) });
+            t.pieces
+                .insert(a, Piece { space_before: true, kind: PieceKind::Text("applies".into()) });
+        }
+        return;
+    }
+    t.pieces[k].space_before = true;
+    t.pieces.insert(k, Piece { space_before: false, kind: PieceKind::Newline });
+    if let Some(r) = t.pieces.iter().position(|p| matches!(p.kind, PieceKind::Region(_))) {
+        t.pieces.insert(r, Piece { space_before: true, kind: PieceKind::Text(String::new()) });
+    }
+}
+
+/// StableHLO's `isReduceEligibleForCompactPrint`.
+fn reduce_is_compact(op: &Op, values: &[ValueInfo]) -> bool {
+    const COMMUTATIVE: &[&str] = &[
+        "stablehlo.add",
+        "stablehlo.multiply",
+        "stablehlo.maximum",
+        "stablehlo.minimum",
+        "stablehlo.and",
+        "stablehlo.or",
+        "stablehlo.xor",
+    ];
+    let block = &op.regions[0].blocks[0];
+    let [inner, ret] = block.ops.as_slice() else { return false };
+    if !COMMUTATIVE.contains(&inner.name.as_str())
+        || inner.operands.len() != 2
+        || inner.results.len() != 1
+    {
+        return false;
+    }
+    let ty = |v: ValueId| values.get(v as usize).and_then(|i| i.ty.clone());
+    let t0 = ty(inner.operands[0]);
+    if t0.is_none() || ty(inner.operands[1]) != t0 || ty(inner.results[0]) != t0 {
+        return false;
+    }
+    let Some(input) = op.operands.first().and_then(|&v| ty(v)) else { return false };
+    if t0 != Some(format!("tensor<{}>", element_type(&input))) {
+        return false;
+    }
+    inner.operands == block.args && ret.name.ends_with(".return") && ret.operands == inner.results
+}
+
+/// Splits the text of a function type `(A, B) -> (R)` into input and result types.
+fn split_function_type(t: &str) -> Option<(Vec<String>, Vec<String>)> {
+    fn split_top(s: &str, sep: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut depth = 0i32;
+        let mut start = 0;
+        let b = s.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            match b[i] {
+                b'(' | b'<' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => depth -= 1,
+                b'>' if i == 0 || b[i - 1] != b'-' => depth -= 1,
+                _ => {}
+            }
+            if depth == 0 && b[i..].starts_with(sep.as_bytes()) {
+                out.push(s[start..i].trim().to_string());
+                i += sep.len();
+                start = i;
+                continue;
+            }
+            i += 1;
+        }
+        out.push(s[start..].trim().to_string());
+        out
+    }
+    let parts = split_top(t, "->");
+    let [ins, outs] = parts.as_slice() else { return None };
+    let list = |s: &str| -> Vec<String> {
+        let inner = s.strip_prefix('(').and_then(|r| r.strip_suffix(')'));
+        match inner {
+            Some(i) if i.trim().is_empty() => Vec::new(),
+            Some(i) => split_top(i, ","),
+            None => vec![s.to_string()],
+        }
+    };
+    Some((list(ins), list(outs)))
+}
+
 fn push(pieces: &mut Vec<Piece>, gap: bool, kind: PieceKind) {
-    let prev_comma = matches!(pieces.last(), Some(Piece { kind: PieceKind::Text(s), .. }) if s == ",");
-    let prev_open = matches!(pieces.last(), Some(Piece { kind: PieceKind::Text(s), .. }) if s == "(" || s == "[");
+    let prev_comma =
+        matches!(pieces.last(), Some(Piece { kind: PieceKind::Text(s), .. }) if s == ",");
+    let prev_open = matches!(pieces.last(), Some(Piece { kind: PieceKind::Text(s), .. }) if s == "(" || s == "[" || s == "<");
+    let prev_symbol =
+        matches!(pieces.last(), Some(Piece { kind: PieceKind::Text(s), .. }) if s.starts_with('@'));
     let space = match &kind {
-        PieceKind::Text(s) if s == "," || s == ")" || s == "]" => false,
+        PieceKind::Text(s) if s == "," || s == ")" || s == "]" || s == ">" => false,
+        PieceKind::Text(s) if s == "(" && prev_symbol => false,
         _ if prev_comma => true,
         _ if prev_open => false,
         _ => gap,
@@ -648,7 +984,7 @@ fn block_arg_at(t: &tree::Op, at: u32) -> Option<(usize, usize)> {
 
 /// Whether the printer has a dedicated printer for this op (and its props are the
 /// ones it needs).
-fn pretty_printable(op: &Op, generic: bool) -> bool {
+fn pretty_printable(op: &Op, from_generic: bool) -> bool {
     let has = |n: &str| op.prop(n).is_some();
     let sharding = |n: &str| matches!(op.prop(n), Some(Attr::Sharding(_)));
     let per_value = |n: &str| matches!(op.prop(n), Some(Attr::PerValue(_)));
@@ -656,7 +992,9 @@ fn pretty_printable(op: &Op, generic: bool) -> bool {
     match op.name.as_str() {
         "sdy.mesh" => matches!(op.prop("mesh"), Some(Attr::Mesh(_))) && has("sym_name"),
         "sdy.sharding_constraint" | "sdy.reshard" => sharding("sharding") && one_in_one_out,
-        "sdy.data_flow_edge" => one_in_one_out && op.prop("sharding").is_none_or(|a| matches!(a, Attr::Sharding(_))),
+        "sdy.data_flow_edge" => {
+            one_in_one_out && op.prop("sharding").is_none_or(|a| matches!(a, Attr::Sharding(_)))
+        }
         "sdy.func_data_flow_edge" => one_in_one_out,
         "sdy.propagation_barrier" => has("allowed_direction") && one_in_one_out,
         "sdy.sharding_group" => has("group_id") && op.operands.len() == 1 && op.results.is_empty(),
@@ -666,22 +1004,41 @@ fn pretty_printable(op: &Op, generic: bool) -> bool {
                 && matches!(op.prop("manual_axes"), Some(Attr::AxisList(_)))
                 && op.regions.len() == 1
         }
-        "sdy.named_computation" => matches!(op.prop("name"), Some(Attr::Str(_))) && op.regions.len() == 1,
+        "sdy.named_computation" => {
+            matches!(op.prop("name"), Some(Attr::Str(_))) && op.regions.len() == 1
+        }
         "sdy.all_gather" | "sdy.all_slice" | "sdy.reduce_scatter" | "sdy.sharded_to_unreduced" => {
             let key = collective_axes_key(&op.name);
-            matches!(op.prop(key), Some(Attr::AxisLists(_))) && sharding("out_sharding") && one_in_one_out
+            matches!(op.prop(key), Some(Attr::AxisLists(_)))
+                && sharding("out_sharding")
+                && one_in_one_out
         }
-        "sdy.all_to_all" => matches!(op.prop("params"), Some(Attr::AllToAll(_))) && sharding("out_sharding") && one_in_one_out,
+        "sdy.all_to_all" => {
+            matches!(op.prop("params"), Some(Attr::AllToAll(_)))
+                && sharding("out_sharding")
+                && one_in_one_out
+        }
         "sdy.collective_permute" => sharding("out_sharding") && one_in_one_out,
         "sdy.all_reduce" | "sdy.replicated_to_unreduced" => {
             let key = collective_axes_key(&op.name);
-            matches!(op.prop(key), Some(Attr::AxisList(_))) && sharding("out_sharding") && one_in_one_out
+            matches!(op.prop(key), Some(Attr::AxisList(_)))
+                && sharding("out_sharding")
+                && one_in_one_out
         }
         "sdy.constant" | "stablehlo.constant" => {
-            matches!(op.prop("value"), Some(Attr::Raw(_))) && op.operands.is_empty() && op.results.len() == 1
+            matches!(op.prop("value"), Some(Attr::Raw(_)))
+                && op.operands.is_empty()
+                && op.results.len() == 1
         }
         "sdy.return" | "func.return" | "stablehlo.return" => op.results.is_empty(),
-        n if generic && is_elementwise(n) => op.results.len() == 1 && op.regions.is_empty() && op.props.is_empty(),
+        "func.call" => {
+            from_generic
+                && matches!(op.prop("callee"), Some(Attr::Symbol(_)))
+                && op.regions.is_empty()
+        }
+        n if is_elementwise(n) => {
+            op.results.len() == 1 && op.regions.is_empty() && op.props.is_empty()
+        }
         _ => false,
     }
 }

@@ -47,7 +47,9 @@ impl P<'_> {
             b'(' | b'"' => None,
             _ => {
                 let start = self.i;
-                while self.i < self.b.len() && !matches!(self.b[self.i], b',' | b']' | b' ' | b'\n' | b'\t' | b'\r') {
+                while self.i < self.b.len()
+                    && !matches!(self.b[self.i], b',' | b']' | b' ' | b'\n' | b'\t' | b'\r')
+                {
                     self.i += 1;
                 }
                 let s = std::str::from_utf8(&self.b[start..self.i]).ok()?;

@@ -78,7 +78,11 @@ fn round_f64_to(v: f64, sem: FloatSem) -> u64 {
     let bias = sem.bias();
     let min_exp = 1 - bias;
     // Exponent of the least significant kept bit.
-    let lsb = if lead >= min_exp { lead - sem.mant_bits() as i32 } else { min_exp - sem.mant_bits() as i32 };
+    let lsb = if lead >= min_exp {
+        lead - sem.mant_bits() as i32
+    } else {
+        min_exp - sem.mant_bits() as i32
+    };
     let shift = lsb - e; // bits of m to drop
     let (mut q, round_up) = if shift <= 0 {
         (m << (-shift) as u32, false)
@@ -207,7 +211,7 @@ fn to_string(d: &Decoded, format_precision: u32, max_padding: u32, truncate_zero
     }
     // AdjustToPrecision on the integer: drop digits we know are not needed.
     let bits = significand.bits();
-    let bits_required = (format_precision * 196 + 58) / 59;
+    let bits_required = (format_precision * 196).div_ceil(59);
     if bits > bits_required {
         let tens_removable = (bits - bits_required) * 59 / 196;
         if tens_removable > 0 {
@@ -312,11 +316,13 @@ fn adjust_to_precision(buffer: &mut Vec<u8>, exp: &mut i32, format_precision: u3
         buffer.drain(..first_significant);
         return;
     }
-    for i in first_significant..n {
-        if buffer[i] == b'9' {
+    // Decimal add-with-carry from the first kept digit.
+    let start = first_significant;
+    for digit in &mut buffer[start..n] {
+        if *digit == b'9' {
             first_significant += 1;
         } else {
-            buffer[i] += 1;
+            *digit += 1;
             break;
         }
     }
@@ -436,6 +442,12 @@ mod tests {
         assert_eq!(f("100", "f32"), "1.000000e+02");
         assert_eq!(f("0.3", "f32"), "3.000000e-01");
         assert_eq!(f("3.14159274", "f32"), "3.14159274");
-        assert_eq!(f("123456789.0", "f64"), "123456789.");
+        // Confirmed against MLIR: digits that do not round-trip and no '.' -> hex.
+        assert_eq!(f("123456789.0", "f64"), "0x419D6F3454000000");
+        // APFloat's truncating digit pre-pass (not plain %.6e rounding).
+        assert_eq!(f("0.9", "f32"), "0.899999976");
+        assert_eq!(f("0.1", "bf16"), "1.000980e-01");
+        assert_eq!(f("0.2", "f16"), "1.999510e-01");
+        assert_eq!(f("65504.0", "f16"), "6.550400e+04");
     }
 }

@@ -69,7 +69,7 @@ pub enum Syntax {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct FuncInfo {
-    /// `private` / `nested` (public is not printed).
+    /// `private`, `nested` or `public` when written.
     pub visibility: Option<String>,
     pub sym: String,
     /// Argument types and attributes (the entry block args are the values).
@@ -144,7 +144,12 @@ fn remove_in(list: &mut Vec<NamedAttr>, name: &str) -> Option<Attr> {
 
 impl Op {
     /// A new op without origin, printed in its pretty form (sdy ops, returns...).
-    pub fn pretty(name: &str, operands: Vec<ValueId>, results: Vec<ValueId>, props: Vec<NamedAttr>) -> Op {
+    pub fn pretty(
+        name: &str,
+        operands: Vec<ValueId>,
+        results: Vec<ValueId>,
+        props: Vec<NamedAttr>,
+    ) -> Op {
         Op {
             origin: None,
             name: name.to_string(),

@@ -212,7 +212,14 @@ impl Namer<'_> {
             let end = starts.get(g + 1).copied().unwrap_or(op.results.len());
             let text = texts[start].clone().unwrap_or_default();
             for (k, &v) in op.results[start..end].iter().enumerate() {
-                self.set(v, ValueName { text: text.clone(), index: Some(k as u32), group: (end - start) as u32 });
+                self.set(
+                    v,
+                    ValueName {
+                        text: text.clone(),
+                        index: Some(k as u32),
+                        group: (end - start) as u32,
+                    },
+                );
             }
         }
     }
@@ -259,7 +266,8 @@ pub fn element_type(ty: &str) -> &str {
 }
 
 fn is_integer_type(t: &str) -> bool {
-    let digits = t.strip_prefix("si").or_else(|| t.strip_prefix("ui")).or_else(|| t.strip_prefix('i'));
+    let digits =
+        t.strip_prefix("si").or_else(|| t.strip_prefix("ui")).or_else(|| t.strip_prefix('i'));
     digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
 }
 
@@ -276,7 +284,11 @@ fn result_hints(module: &Module, op: &Op) -> Vec<(usize, String)> {
             let hint = match op.prop("value") {
                 Some(super::attr::Attr::Int { value, ty: vty }) if !ty.starts_with("tensor") => {
                     if vty == "i1" {
-                        if *value != 0 { "true".to_string() } else { "false".to_string() }
+                        if *value != 0 {
+                            "true".to_string()
+                        } else {
+                            "false".to_string()
+                        }
                     } else if vty == "index" {
                         format!("c{value}")
                     } else {
@@ -306,7 +318,10 @@ mod tests {
     fn element_types() {
         assert_eq!(element_type("tensor<8x?xi32>"), "i32");
         assert_eq!(element_type("tensor<f32>"), "f32");
-        assert_eq!(element_type("tensor<3x!quant.uniform<i32:f32, 2.0:15>>"), "!quant.uniform<i32:f32, 2.0:15>");
+        assert_eq!(
+            element_type("tensor<3x!quant.uniform<i32:f32, 2.0:15>>"),
+            "!quant.uniform<i32:f32, 2.0:15>"
+        );
         assert_eq!(element_type("tensor<4xi1, #enc>"), "i1");
     }
 }

@@ -44,7 +44,9 @@ impl Printer<'_> {
     /// The op name as printed: `return` for `func.return` directly in a function.
     fn op_name<'n>(&self, name: &'n str) -> &'n str {
         match self.dialects.last() {
-            Some(d) if !d.is_empty() => name.strip_prefix(d).and_then(|r| r.strip_prefix('.')).unwrap_or(name),
+            Some(d) if !d.is_empty() => {
+                name.strip_prefix(d).and_then(|r| r.strip_prefix('.')).unwrap_or(name)
+            }
             _ => name,
         }
     }
@@ -64,7 +66,8 @@ impl Printer<'_> {
     }
 
     fn attr_dict(&mut self, attrs: &[NamedAttr], elided: &[&str]) {
-        let kept: Vec<NamedAttr> = attrs.iter().filter(|a| !elided.contains(&a.name.as_str())).cloned().collect();
+        let kept: Vec<NamedAttr> =
+            attrs.iter().filter(|a| !elided.contains(&a.name.as_str())).cloned().collect();
         if !kept.is_empty() {
             self.out.push(' ');
             write_dict(&mut self.out, &kept);
@@ -76,14 +79,18 @@ impl Printer<'_> {
         self.dialects.push(if parent == "func.func" { "func" } else { "" });
         let outer = self.indent;
         for (i, b) in r.blocks.iter().enumerate() {
-            let header = i > 0 || (entry_args && !b.args.is_empty()) || (empty_block && b.ops.is_empty());
+            let header =
+                i > 0 || (entry_args && !b.args.is_empty()) || (empty_block && b.ops.is_empty());
             if header {
                 self.pad(outer);
                 let _ = write!(self.out, "^bb{i}");
                 if !b.args.is_empty() {
                     self.out.push('(');
-                    let args: Vec<String> =
-                        b.args.iter().map(|&a| format!("{}: {}", self.use_of(a), self.ty(a))).collect();
+                    let args: Vec<String> = b
+                        .args
+                        .iter()
+                        .map(|&a| format!("{}: {}", self.use_of(a), self.ty(a)))
+                        .collect();
                     self.out.push_str(&args.join(", "));
                     self.out.push(')');
                 }
@@ -173,7 +180,9 @@ impl Printer<'_> {
         self.out.push(')');
         if !f.results.is_empty() {
             self.out.push_str(" -> ");
-            let simple = f.results.len() == 1 && f.results[0].attrs.is_empty() && !f.results[0].ty.starts_with('(');
+            let simple = f.results.len() == 1
+                && f.results[0].attrs.is_empty()
+                && !f.results[0].ty.starts_with('(');
             if simple {
                 self.out.push_str(&f.results[0].ty);
             } else {
@@ -207,7 +216,9 @@ impl Printer<'_> {
         for p in &t.pieces {
             let text = match &p.kind {
                 PieceKind::Text(s) => s.clone(),
-                PieceKind::Operand(i) => op.operands.get(*i).map_or_else(String::new, |&v| self.use_of(v)),
+                PieceKind::Operand(i) => {
+                    op.operands.get(*i).map_or_else(String::new, |&v| self.use_of(v))
+                }
                 PieceKind::BlockArg(r, j) => op
                     .regions
                     .get(*r)
@@ -358,7 +369,12 @@ impl Printer<'_> {
                     let args: Vec<String> = r
                         .blocks
                         .first()
-                        .map(|b| b.args.iter().map(|&a| format!("{}: {}", self.use_of(a), self.ty(a))).collect())
+                        .map(|b| {
+                            b.args
+                                .iter()
+                                .map(|&a| format!("{}: {}", self.use_of(a), self.ty(a)))
+                                .collect()
+                        })
                         .unwrap_or_default();
                     self.out.push_str(&args.join(", "));
                     self.out.push_str(") ");
@@ -372,8 +388,14 @@ impl Printer<'_> {
                 let outs = self.types(&op.results);
                 self.fn_type(&ins, &outs);
             }
-            "sdy.all_gather" | "sdy.all_slice" | "sdy.reduce_scatter" | "sdy.sharded_to_unreduced"
-            | "sdy.all_to_all" | "sdy.collective_permute" | "sdy.all_reduce" | "sdy.replicated_to_unreduced" => {
+            "sdy.all_gather"
+            | "sdy.all_slice"
+            | "sdy.reduce_scatter"
+            | "sdy.sharded_to_unreduced"
+            | "sdy.all_to_all"
+            | "sdy.collective_permute"
+            | "sdy.all_reduce"
+            | "sdy.replicated_to_unreduced" => {
                 self.out.push_str(&name);
                 if let Some(r) = op.prop("reduction_op") {
                     let r = attr_to_string(r);
@@ -387,17 +409,23 @@ impl Printer<'_> {
                         _ => None,
                     },
                     "sdy.collective_permute" => None,
-                    n => match op.prop(collective_axes_key(n)).or_else(|| op.prop("sharded_axes")) {
-                        Some(Attr::AxisLists(v)) => Some(AxisListsDisplay(v).to_string()),
-                        Some(Attr::AxisList(v)) => Some(AxisListDisplay(v).to_string()),
-                        Some(a) => Some(attr_to_string(a)),
-                        None => None,
-                    },
+                    n => {
+                        match op.prop(collective_axes_key(n)).or_else(|| op.prop("sharded_axes")) {
+                            Some(Attr::AxisLists(v)) => Some(AxisListsDisplay(v).to_string()),
+                            Some(Attr::AxisList(v)) => Some(AxisListDisplay(v).to_string()),
+                            Some(a) => Some(attr_to_string(a)),
+                            None => None,
+                        }
+                    }
                 };
                 if let Some(a) = axes {
                     let _ = write!(self.out, " {a}");
                 }
-                let _ = write!(self.out, " {input} out_sharding={}", self.sharding_prop(op, "out_sharding"));
+                let _ = write!(
+                    self.out,
+                    " {input} out_sharding={}",
+                    self.sharding_prop(op, "out_sharding")
+                );
                 self.attr_dict(&op.attrs, &[]);
                 let _ = write!(self.out, " : {}", result_ty.unwrap_or_default());
             }
@@ -420,6 +448,15 @@ impl Printer<'_> {
                     let tys = self.types(&op.operands).join(", ");
                     let _ = write!(self.out, " {} : {tys}", self.uses(&op.operands));
                 }
+            }
+            "func.call" => {
+                let callee = op.prop("callee").map(attr_to_string).unwrap_or_default();
+                let _ = write!(self.out, "{name} {callee}({})", self.uses(&op.operands));
+                self.attr_dict(&op.attrs, &[]);
+                self.out.push_str(" : ");
+                let ins = self.types(&op.operands);
+                let outs = self.types(&op.results);
+                self.fn_type(&ins, &outs);
             }
             n if is_elementwise(n) => {
                 let _ = write!(self.out, "{name} {}", self.uses(&op.operands));

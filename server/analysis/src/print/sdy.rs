@@ -362,7 +362,11 @@ pub fn axis_refs(v: &[AxisRefAst]) -> Vec<AxisRef> {
 pub fn mesh(m: &MeshAst) -> Mesh {
     let mut out = Mesh {
         axes: m.axes.iter().map(|a| (unescape(&a.name), a.size)).collect(),
-        device_ids: m.device_ids.as_ref().map(|d| d.ids.iter().map(|x| x.0).collect()).unwrap_or_default(),
+        device_ids: m
+            .device_ids
+            .as_ref()
+            .map(|d| d.ids.iter().map(|x| x.0).collect())
+            .unwrap_or_default(),
     };
     out.canonicalize();
     out
@@ -371,7 +375,9 @@ pub fn mesh(m: &MeshAst) -> Mesh {
 pub fn sharding(s: &ShardingAst) -> TensorSharding {
     TensorSharding {
         mesh: match &s.mesh {
-            MeshRefAst::Symbol { name, .. } => MeshRef::Symbol(name.trim_start_matches('@').trim_matches('"').to_string()),
+            MeshRefAst::Symbol { name, .. } => {
+                MeshRef::Symbol(name.trim_start_matches('@').trim_matches('"').to_string())
+            }
             MeshRefAst::Inline(m) => MeshRef::Inline(mesh(m)),
         },
         dims: s
@@ -385,7 +391,11 @@ pub fn sharding(s: &ShardingAst) -> TensorSharding {
             .collect(),
         replicated: s.replicated.as_ref().map(|r| axis_refs(&r.axes)).unwrap_or_default(),
         unreduced: s.unreduced.as_ref().map(|u| axis_refs(&u.list.axes)).unwrap_or_default(),
-        reduction: s.unreduced.as_ref().and_then(|u| u.reduction.map(|r| r.0)).unwrap_or(Reduction::Sum),
+        reduction: s
+            .unreduced
+            .as_ref()
+            .and_then(|u| u.reduction.map(|r| r.0))
+            .unwrap_or(Reduction::Sum),
     }
 }
 
@@ -410,7 +420,11 @@ pub fn rule(r: &RuleAst) -> OpShardingRule {
 
 pub fn all_to_all(ps: &[AllToAllParamAst]) -> Vec<AllToAllParam> {
     ps.iter()
-        .map(|p| AllToAllParam { axes: axis_refs(&p.axes.axes), src_dim: p.src_dim.0, tgt_dim: p.tgt_dim.0 })
+        .map(|p| AllToAllParam {
+            axes: axis_refs(&p.axes.axes),
+            src_dim: p.src_dim.0,
+            tgt_dim: p.tgt_dim.0,
+        })
         .collect()
 }
 
@@ -425,14 +439,22 @@ mod tests {
             dims: vec![
                 DimSharding { axes: vec![AxisRef::full("a")], open: true, priority: None },
                 DimSharding { axes: vec![], open: false, priority: Some(1) },
-                DimSharding { axes: vec![AxisRef { name: "b".into(), sub: Some((2, 4)) }], open: false, priority: None },
+                DimSharding {
+                    axes: vec![AxisRef { name: "b".into(), sub: Some((2, 4)) }],
+                    open: false,
+                    priority: None,
+                },
             ],
             replicated: vec![AxisRef::full("c")],
             unreduced: vec![AxisRef::full("d")],
             reduction: Reduction::Max,
         };
-        assert_eq!(s.attr(), r#"#sdy.sharding<@m, [{"a", ?}, {}p1, {"b":(2)4}], replicated={"c"}, unreduced=max{"d"}>"#);
-        let mut m = Mesh { axes: vec![("a".into(), 2), ("b".into(), 2)], device_ids: vec![0, 1, 2, 3] };
+        assert_eq!(
+            s.attr(),
+            r#"#sdy.sharding<@m, [{"a", ?}, {}p1, {"b":(2)4}], replicated={"c"}, unreduced=max{"d"}>"#
+        );
+        let mut m =
+            Mesh { axes: vec![("a".into(), 2), ("b".into(), 2)], device_ids: vec![0, 1, 2, 3] };
         m.canonicalize();
         assert_eq!(m.to_string(), r#"<["a"=2, "b"=2]>"#);
         let mut m = Mesh { axes: vec![], device_ids: vec![0] };
@@ -446,6 +468,9 @@ mod tests {
             custom: true,
             ..Default::default()
         };
-        assert_eq!(r.to_string(), "#sdy.op_sharding_rule<([i, j], [j])->([iz_2]) {i=8, j=4} reduction={j}, custom>");
+        assert_eq!(
+            r.to_string(),
+            "#sdy.op_sharding_rule<([i, j], [j])->([iz_2]) {i=8, j=4} reduction={j}, custom>"
+        );
     }
 }

@@ -19,8 +19,8 @@ impl Normalizer for NoAliases {
 }
 
 /// Joins the tokens of `text`: one space where the source had white space (or a
-/// comment), always one after a comma, none before a comma or a closing `)`/`]`, none
-/// after an opening `(`/`[`.
+/// comment), always one after a comma, none before a comma or a closing `)`/`]`/`>`,
+/// none after an opening `(`/`[`/`<`.
 pub fn normalize_tokens(text: &str, n: &impl Normalizer) -> String {
     let toks = lexer::lex(text);
     let mut out = String::with_capacity(text.len());
@@ -31,9 +31,9 @@ pub fn normalize_tokens(text: &str, n: &impl Normalizer) -> String {
         if let Some(end) = prev_end {
             let gap = t.start > end;
             let space = match s {
-                "," | ")" | "]" => false,
+                "," | ")" | "]" | ">" => false,
                 _ if prev_text == "," => true,
-                _ if prev_text == "(" || prev_text == "[" => false,
+                _ if prev_text == "(" || prev_text == "[" || prev_text == "<" => false,
                 _ => gap,
             };
             if space {
@@ -58,8 +58,13 @@ mod tests {
     use super::*;
     #[test]
     fn spacing() {
-        assert_eq!(normalize_tokens("#stablehlo.gather<offset_dims = [2,3],\n  index_vector_dim = 2>", &NoAliases),
-            "#stablehlo.gather<offset_dims = [2, 3], index_vector_dim = 2>");
+        assert_eq!(
+            normalize_tokens(
+                "#stablehlo.gather<offset_dims = [2,3],\n  index_vector_dim = 2>",
+                &NoAliases
+            ),
+            "#stablehlo.gather<offset_dims = [2, 3], index_vector_dim = 2>"
+        );
         assert_eq!(normalize_tokens("tensor<8x8xf32> // c\n", &NoAliases), "tensor<8x8xf32>");
         assert_eq!(normalize_tokens("[ 1 , 2 ]", &NoAliases), "[1, 2]");
     }

@@ -1,20 +1,49 @@
 //! Every Shardy (and MLIR) verifier message, worded once. The wording is Shardy's,
-//! byte for byte; callers only fill in the blanks.
+//! byte for byte; callers only fill in the blanks. Types are quoted (`'tensor<8xf32>'`)
+//! as MLIR diagnostics print them; attributes are not. The hints at the end are our own.
+
+use std::fmt::Display;
 
 /// `'op' op <msg>` — MLIR's `emitOpError` prefix.
 pub fn op_error(op: &str, msg: &str) -> String {
     format!("'{op}' op {msg}")
 }
 
-/// The value-indexed prefix: `result - `, `result 1 - `, `arg 0 - `. Function
-/// arguments and results always use the indexed form.
-pub fn value_prefix(kind: &str, index: usize, count: usize, always_indexed: bool) -> String {
-    if count == 1 && !always_indexed {
+/// `custom op 'op' ` — MLIR's prefix for errors raised while parsing an op's custom syntax.
+pub fn custom_op_prefix(op: &str) -> String {
+    format!("custom op '{op}' ")
+}
+
+/// The value-indexed prefix: `result - ` for the only value, else `result 1 - ` (a
+/// zero-value op uses the indexed form).
+pub fn value_prefix(kind: &str, index: usize, count: usize) -> String {
+    if count == 1 {
         format!("{kind} - ")
     } else {
-        format!("{kind} {index} - ")
+        indexed_prefix(kind, index)
     }
 }
+
+/// `arg 0 - `: function arguments and results always use the indexed form.
+pub fn indexed_prefix(kind: &str, index: usize) -> String {
+    format!("{kind} {index} - ")
+}
+
+// ----- MLIR's parser -----
+
+pub const UNDECLARED_VALUE: &str = "use of undeclared SSA value name";
+pub const ELEMENTS_STATIC_SHAPE: &str = "elements literal type must have static shape";
+pub const INVALID_TYPE_KIND: &str = "invalid kind of type specified";
+pub fn invalid_type_kind_expected(expected: &str, found: &str) -> String {
+    format!("invalid kind of type specified: expected {expected}, but found '{found}'")
+}
+
+pub fn value_type_mismatch(name: &str, written: &str, prior: &str) -> String {
+    format!(
+        "use of value '{name}' expects different type than prior uses: '{written}' vs '{prior}'"
+    )
+}
+pub const PRIOR_USE_HERE: &str = "prior use here";
 
 // ----- meshes (parse time) -----
 
@@ -23,10 +52,12 @@ pub fn axis_size_at_least_one(size: i64) -> String {
 }
 pub const FAILED_TO_PARSE_MESH_AXES: &str =
     "failed to parse Sdy_Mesh parameter 'axes' which is to be a `::llvm::ArrayRef<MeshAxisAttr>`";
+pub const FAILED_TO_PARSE_MESH_ATTR: &str = "failed to parse MeshAttr";
 pub fn device_id_negative(id: i64) -> String {
     format!("device id must be non-negative, got: {id}")
 }
-pub const AXES_EMPTY_MANY_DEVICE_IDS: &str = "axes is empty and device_ids has more than one element";
+pub const AXES_EMPTY_MANY_DEVICE_IDS: &str =
+    "axes is empty and device_ids has more than one element";
 pub fn duplicate_axis_name(name: &str) -> String {
     format!("duplicate axis name: \"{name}\"")
 }
@@ -38,6 +69,32 @@ pub fn device_ids_not_permutation(sorted: &[i64]) -> String {
     format!("sorted device ids must be iota(product(axes)), got: {}", list.join(", "))
 }
 
+// ----- MLIR's generic verifiers -----
+
+pub fn expects_parent(parent: &str) -> String {
+    format!("expects parent op '{parent}'")
+}
+pub fn symbol_redefinition(name: &str) -> String {
+    format!("redefinition of symbol named '{name}'")
+}
+pub const SEE_EXISTING_SYMBOL: &str = "see existing symbol definition here";
+pub const SAME_OPERANDS_AND_RESULT_TYPE: &str =
+    "requires the same type for all operands and results";
+pub const USING_VALUE_OUTSIDE_REGION: &str = "using value defined outside the region";
+pub const REQUIRED_BY_ISOLATION: &str = "required by region isolation constraints";
+pub fn inferred_types_incompatible(inferred: &str, actual: &str) -> String {
+    format!(
+        "inferred type(s) {inferred} are incompatible with return type(s) of operation {actual}"
+    )
+}
+pub const FAILED_TO_INFER_TYPES: &str = "failed to infer returned types";
+pub fn return_count_mismatch(operands: usize, func: &str, results: usize) -> String {
+    format!("has {operands} operands, but enclosing function (@{func}) returns {results}")
+}
+pub fn return_type_mismatch(index: usize, ty: &str, result: &str, func: &str) -> String {
+    format!("type of return operand {index} ('{ty}') doesn't match function result type ('{result}') in function @{func}")
+}
+
 // ----- tensor shardings -----
 
 pub fn unknown_mesh(name: &str) -> String {
@@ -46,15 +103,15 @@ pub fn unknown_mesh(name: &str) -> String {
 pub const MAXIMAL_SHARDING: &str =
     "a maximal sharding can only have a sharding with rank 0 and no replicated or unreduced axes.";
 pub fn tuple_of_size_one(ty: &str) -> String {
-    format!("ops can only have a sharding for a tuple of size 1: {ty}")
+    format!("ops can only have a sharding for a tuple of size 1: '{ty}'")
 }
 pub fn non_shaped(ty: &str, sharding: &str) -> String {
     format!(
-        "non-shaped tensors can only have a sharding with rank 0 and no replicated or unreduced axes. type: {ty}, sharding: {sharding}"
+        "non-shaped tensors can only have a sharding with rank 0 and no replicated or unreduced axes. type: '{ty}', sharding: {sharding}"
     )
 }
 pub fn only_ranked(ty: &str) -> String {
-    format!("only ranked tensors can have a sharding. type: {ty}")
+    format!("only ranked tensors can have a sharding. type: '{ty}'")
 }
 pub fn rank_mismatch(sharding_rank: usize, rank: usize) -> String {
     format!("sharding doesn't match tensor rank: {sharding_rank} != {rank}")
@@ -74,8 +131,10 @@ pub fn duplicate_axis_ref(axis: &str) -> String {
 pub fn mergeable_sub_axes(a: &str, b: &str) -> String {
     format!("two consecutive sub-axes can be merged: {a}, {b}")
 }
-pub const REPLICATED_NOT_ORDERED: &str = "replicated axes are not ordered w.r.t. mesh";
-pub const UNREDUCED_NOT_ORDERED: &str = "unreduced axes are not ordered w.r.t. mesh";
+/// `replicated`, `unreduced`, `reduction` or `r2u` axes out of mesh order.
+pub fn axes_not_ordered(kind: &str) -> String {
+    format!("{kind} axes are not ordered w.r.t. mesh")
+}
 pub fn sub_and_full_axis(name: &str) -> String {
     format!("both sub-axis and full-axis are used for axis name: \"{name}\"")
 }
@@ -95,7 +154,9 @@ pub fn overlapping_sub_axes(a: &str, b: &str) -> String {
     format!("overlapping sub-axes: {a}, {b}")
 }
 pub fn bound_manual_axis(name: &str) -> String {
-    format!("operates on axis \"{name}\" which is already bound by a parent sdy.manual_computation op")
+    format!(
+        "operates on axis \"{name}\" which is already bound by a parent sdy.manual_computation op"
+    )
 }
 pub const PARENT_BOUNDING_AXIS: &str = "parent bounding this axis as manual";
 
@@ -106,11 +167,236 @@ pub const EXPECTED_PER_VALUE: &str =
 pub const EXPECTED_TENSOR_SHARDING: &str =
     "should have a sharding attribute of type TensorShardingAttr";
 pub fn shardings_count_mismatch(kind: &str, shardings: usize, values: usize) -> String {
-    format!("{kind} shardings don't match number of values: {shardings} shardings vs {values} values")
+    format!(
+        "{kind} shardings don't match number of values: {shardings} shardings vs {values} values"
+    )
 }
 
-// ----- MLIR parser -----
+// ----- unreduced-axes transitions -----
 
-pub fn undeclared_value(name: &str) -> String {
-    format!("use of undeclared SSA value name '{name}'")
+pub fn cannot_add_unreduced_axis(name: &str) -> String {
+    format!("cannot add new unreduced axis '{name}'.")
+}
+pub fn cannot_introduce_reduction(actual: impl Display, expected: impl Display) -> String {
+    format!("cannot introduce '{actual}' unreduced axes. Expected '{expected}'.")
+}
+pub fn cannot_reduce_reduction(actual: impl Display, expected: impl Display) -> String {
+    format!("cannot reduce '{actual}' unreduced axes. Expected '{expected}'.")
+}
+pub fn dropped_unreduced_axis(name: &str) -> String {
+    format!(
+        "dropped unreduced axis '{name}' without a blessed operation (e.g., sdy.reshard). This is an invalid transition from unreduced to reduced."
+    )
+}
+pub fn cannot_change_kept_reduction(from: impl Display, to: impl Display) -> String {
+    format!("cannot change the reduction operator of kept unreduced axes from {from} to {to}.")
+}
+
+// ----- data-flow edges and barriers -----
+
+pub fn data_flow_edge_static_shape(ty: &str) -> String {
+    format!("expected sdy.data_flow_edge to have a static-shaped result. type: '{ty}'")
+}
+pub const DATA_FLOW_EDGE_SINGLE_USER: &str =
+    "expected input of sdy.data_flow_edge to have a single user";
+pub const DATA_FLOW_EDGE_SDY_INPUT: &str = "expected input of sdy.data_flow_edge to not be defined by an SdyDialect op (other than an sdy.named_computation).";
+pub const DATA_FLOW_EDGE_SDY_INPUT_NOTE: &str =
+    "sdy op defining the input of the sdy.data_flow_edge";
+pub fn func_data_flow_edge_static_shape(ty: &str) -> String {
+    format!("expected sdy.func_data_flow_edge to have a static-shaped result. type: '{ty}'")
+}
+pub const FUNC_DATA_FLOW_EDGE_SINGLE_USER: &str =
+    "expected operand of sdy.func_data_flow_edge to have a single user";
+pub const FUNC_DATA_FLOW_EDGE_FUNC_ARG: &str =
+    "expected operand of sdy.func_data_flow_edge to be a block argument of a func op.";
+pub const FUNC_DATA_FLOW_EDGE_CALL_RESULT: &str =
+    "expected operand of sdy.func_data_flow_edge to be a result of call op.";
+pub const BARRIER_BOTH: &str =
+    "cannot specify `BOTH` as the direction. Not blocking propagation direction makes the op redundant.";
+
+// ----- named and manual computations -----
+
+pub fn block_args_count(args: usize, operands: usize) -> String {
+    format!("number of block arguments must match the number of operands: {args} != {operands}")
+}
+pub fn block_arg_type(index: usize, inner: &str, outer: &str) -> String {
+    format!(
+        "expected the type of the {index}'th block argument to match the type of the corresponding operand: '{inner}' vs '{outer}'"
+    )
+}
+pub fn region_values_count(kind: &str, global: usize, local: usize) -> String {
+    format!(
+        "number of op {kind}s and region {kind}s must match. Op has {global} op {kind}s and {local} region {kind}s"
+    )
+}
+pub fn manual_axis_after_free(
+    kind: &str,
+    value: usize,
+    dim: usize,
+    manual: &str,
+    free: &str,
+) -> String {
+    format!(
+        "{kind} sharding at index {value} must have all manual axes come before free axes in its dimension sharding at index {dim}. Saw manual axis {manual} after free axis {free}"
+    )
+}
+pub fn manual_axes_not_dividing(kind: &str, size: i64, manual_size: i64) -> String {
+    format!("{kind} dimension size {size} is not divisible by the manual axes size {manual_size}")
+}
+pub fn local_shape_mismatch(kind: &str, index: usize, expected: &str, actual: &str) -> String {
+    format!(
+        "{kind} shape, corresponding sharding, and region {kind} shape at index {index} must match. Expected local shape '{expected}', actual local shape '{actual}'"
+    )
+}
+pub const MANUAL_COMMON_MESH: &str =
+    "all in and out shardings must be bound to the same mesh or an empty mesh.";
+pub fn unknown_manual_axis(name: &str) -> String {
+    format!("unknown manual axis: \"{name}\"")
+}
+
+// ----- collectives -----
+
+pub const COLLECTIVE_WITHOUT_SHARDING: &str = "collective on operand without sharding";
+pub const RESULT_MESH_MISMATCH: &str = "result mesh does not match operand mesh";
+pub fn operand_mesh_note(mesh: &str) -> String {
+    format!("operand mesh: #sdy.mesh{mesh}")
+}
+pub fn result_operand_rank(result: usize, operand: usize) -> String {
+    format!("result sharding has rank {result} but operand sharding has rank {operand}")
+}
+pub fn result_collective_rank(result: usize, collective: usize) -> String {
+    format!("result sharding has rank {result} but collective axes has rank {collective}")
+}
+/// `kind`: gathering, shard-to-unreduce, all-to-all.
+pub fn cannot_apply_axis(kind: &str, axis: &str, dim: usize) -> String {
+    format!("can't apply {kind} axis {axis} to operand sharding on dimension {dim}")
+}
+pub fn result_dim_mismatch(expected: &str, dim: usize) -> String {
+    format!("result sharding doesn't match expected sharding {expected} on dimension {dim}")
+}
+pub const EMPTY_PARAMETER_LIST: &str = "parameter list is empty";
+/// `which`: source, target.
+pub fn dim_out_of_range(which: &str, dim: i64, rank: usize) -> String {
+    format!("{which} dimension {dim} is out of range [0, {rank})")
+}
+pub fn overlapping_all_to_all_dims(dim: i64) -> String {
+    format!("overlapping source/target dimensions in all-to-all params: {dim}")
+}
+pub fn source_dims_not_sorted(dim: i64, prev: i64) -> String {
+    format!("source dimensions are not sorted in ascending order: {dim} appears after {prev}")
+}
+pub const PERMUTE_DIFFERENT_AXES: &str = "result mesh has different axes than operand mesh";
+pub const PERMUTE_SAME_DEVICE_IDS: &str =
+    "result mesh name is different but same device ids as operand";
+pub fn permute_sharded_size(dim: usize, result: i64, operand: i64) -> String {
+    format!(
+        "sharded size of result doesn't match operand on dimension {dim}: {result} != {operand}"
+    )
+}
+pub const SHARDINGS_NOT_EQUIVALENT: &str = "operand and result shardings are not equivalent";
+pub fn reduction_axis_overlaps_operand(axis: &str) -> String {
+    format!("reduction axis {axis} overlaps with operand dimension sharding or replicated axes")
+}
+pub fn reduction_axis_overlaps_result_unreduced(axis: &str) -> String {
+    format!("reduction axis {axis} overlaps with result unreduced axes")
+}
+pub const OUT_REDUCTION_MUST_BE_SUM: &str = "out_sharding reduction_op must be SUM";
+pub const SHARDED_TO_UNREDUCED_AXES: &str =
+    "out_unreduced_axes should be in_unreduced_axes + sharded_to_unreduced_axes";
+pub const SAME_DIMENSION_SHARDINGS: &str =
+    "input and output must share the same dimension shardings";
+pub const EMPTY_R2U_AXES: &str = "r2u axes must not be empty";
+pub fn r2u_axis_overlaps_dims(axis: &str) -> String {
+    format!("r2u axis {axis} overlaps with operand dimension sharding")
+}
+pub fn r2u_axis_overlaps_unreduced(axis: &str) -> String {
+    format!("r2u axis {axis} overlaps with operand unreduced axes")
+}
+pub const REPLICATED_TO_UNREDUCED_AXES: &str =
+    "out_unreduced_axes should be in_unreduced_axes + r2u_axes";
+
+// ----- op sharding rules -----
+
+pub const EXPECTED_SHARDING_RULE: &str =
+    "should have a sharding rule attribute of type OpShardingRuleAttr for attr named 'sdy.sharding_rule'";
+/// `kind`: operand, result.
+pub fn mappings_count(kind: &str, values: usize, mappings: usize) -> String {
+    format!("number of {kind}s and mappings must match: {values} != {mappings}")
+}
+pub fn no_mappings(kind: &str) -> String {
+    format!(
+        "number of {kind}s mappings cannot be 0. Op sharding rules can only be defined on operations with at least one operand and result."
+    )
+}
+pub fn rule_needs_static_tensor(ty: &str) -> String {
+    format!("expected a ranked tensor with a static shape. type: '{ty}'")
+}
+pub fn mapping_rank(mapping: usize, rank: usize) -> String {
+    format!("mapping rank must match: {mapping} != {rank}")
+}
+pub const EMPTY_DIM_MAPPING: &str = "dim mapping must have at least one factor";
+pub fn factor_index_out_of_range(factor: i64, count: usize) -> String {
+    format!("expecting factor indices to be within 0<=...<num_factors; received: {factor}, num_factors: {count}")
+}
+pub const REUSED_FACTOR: &str = "cannot reuse factors for the same tensor value";
+pub const SIZE_ONE_FACTOR: &str =
+    "dim mapping can't have a factor of size 1 if there are multiple factors";
+pub fn unused_factor(symbol: &str, size: i64) -> String {
+    format!("has factor {symbol}={size} that isn't used in operand and result mappings")
+}
+pub const SPECIAL_FACTORS_NOT_SORTED: &str = "indices of special factors must be sorted";
+pub const SPECIAL_FACTORS_NOT_UNIQUE: &str = "indices of special factors must be unique";
+pub const SPECIAL_FACTOR_NEGATIVE: &str = "index must be non-negative";
+pub fn special_factor_too_large(count: usize, index: i64) -> String {
+    format!("index must be less than {count}, got: {index}")
+}
+pub const SPECIAL_FACTOR_IN_TWO_SETS: &str =
+    "a factor can only be in one of the reduction, need replication, or permutation factor sets";
+pub const REDUCTION_FACTOR_IN_RESULTS: &str = "reduction factor cannot be in result mappings";
+
+// ----- propagation edges -----
+
+pub fn edges_negative_step(step: i64) -> String {
+    format!("propagation edges have negative step index: {step}")
+}
+pub fn edges_duplicate_step(step: i64) -> String {
+    format!("propagation edges have duplicate step index: {step}")
+}
+pub const EDGES_SOURCE_IS_TARGET: &str =
+    "propagation edges have a source that is the same as a target";
+pub fn edges_duplicate_target(step: i64, axis: &str) -> String {
+    format!("propagation edges have duplicate targets for step index: {step} and axis: {axis}")
+}
+pub const EXPECTED_EDGES_ATTR: &str =
+    "should have a propagation edges attribute of type PropagationEdgesAttr for attr named 'sdy.propagation_edges'";
+pub const EXPECTED_EDGES_ARRAY: &str = "should have a propagation edges attribute of type ArrayAttr<PropagationEdgesAttr> for attr named 'sdy.result_propagation_edges' or 'sdy.block_arg_propagation_edges'";
+pub const EDGES_WITHOUT_SHARDING: &str = "expected propagation edges attr to reference a sharding.";
+pub const EDGES_WITHOUT_COMMON_MESH: &str = "expected a common mesh for propagation edges attr.";
+pub const EDGES_AXIS_NOT_IN_MESH: &str = "expected axis ref to be in one of the meshes";
+/// `kind`: operand, result.
+pub fn edge_index_out_of_range(kind: &str, count: usize, index: i64) -> String {
+    let article = if kind == "operand" { "an" } else { "a" };
+    format!(
+        "expected a value ref to have {article} {kind} index in range [0, {count}), got: {index}"
+    )
+}
+
+// ----- hints (ours, not Shardy's) -----
+
+pub fn padded_dimension(dim: usize, size: i64, shards: i64, padded: i64) -> String {
+    format!(
+        "dimension {dim} of size {size} is not divisible by its {shards} shards: it will be padded to {padded} ({} padding elements)",
+        padded - size
+    )
+}
+pub fn mesh_device_count_differs(name: &str, count: i64, other: &str, other_count: i64) -> String {
+    format!(
+        "mesh @{name} has {count} devices but mesh @{other} has {other_count}; meshes of one module are expected to have the same number of devices"
+    )
+}
+pub fn manual_axes_unsorted(sorted: &str) -> String {
+    format!("manual axes are not in mesh order; Shardy sorts them to {{{sorted}}}")
+}
+pub fn unused_mesh(name: &str) -> String {
+    format!("mesh @{name} is never used")
 }

@@ -1,137 +1,208 @@
 //! Shardy's verifier rules as diagnostics, with Shardy's messages (see `messages`).
+//!
+//! Each rule runs where MLIR runs it (see `Stage`): parse-time attribute verifiers
+//! become parse errors, op verification (`Stage::Entry`/`Exit`) reports the first
+//! failing check of each op, and the checks Shardy runs in `verifySymbolUses`
+//! (`Stage::SymbolUse`) come after. [`mlir_view`] keeps what `sdy_opt` would print.
 
+pub mod attrs;
+pub mod axes;
+mod collective;
+mod constraint;
+mod data_flow;
+mod edges;
+mod generic;
+mod lints;
+mod manual_computation;
 pub mod messages;
+mod named_computation;
+mod parse_time;
+mod rule;
 pub mod sharding;
+mod unreduced;
+pub mod values;
+mod view;
 
-use crate::diag::{Diagnostic, Note, Origin};
-use crate::model::sharding::TensorSharding;
-use crate::model::{Model, OpId, OpInfo};
+use crate::diag::{Diagnostic, Note, Origin, Stage};
+use crate::model::{Model, OpId};
 use messages as msg;
-use sdy_syntax::sdy::SdyAttr;
-use sdy_syntax::tree::{Attr, AttrKind, Custom};
-use sharding::{verify_sharding, Violation};
+use sdy_syntax::Span;
 
-/// Every verifier diagnostic of a module.
+pub use view::mlir_view;
+
+/// What the rules need: the model, the source text, and each op's nested ops.
+pub struct Ctx<'a> {
+    pub model: &'a Model,
+    pub src: &'a str,
+    children: Vec<Vec<OpId>>,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(model: &'a Model, src: &'a str) -> Ctx<'a> {
+        Ctx { model, src, children: children_of(model) }
+    }
+    /// The ops nested directly in `op`'s regions, in order.
+    pub fn children(&self, op: OpId) -> &[OpId] {
+        &self.children[op as usize]
+    }
+    /// The ops of each region of `op`, in order.
+    pub fn regions(&self, op: OpId) -> Vec<Vec<OpId>> {
+        let mut out: Vec<Vec<OpId>> = vec![Vec::new(); self.model.op(op).node.regions.len()];
+        for &c in self.children(op) {
+            if let Some(r) = out.get_mut(self.model.op(c).region as usize) {
+                r.push(c);
+            }
+        }
+        out
+    }
+}
+
+/// For each op, the ops nested directly in it, in region and source order.
+pub fn children_of(model: &Model) -> Vec<Vec<OpId>> {
+    let mut children = vec![Vec::new(); model.ops.len()];
+    for (id, op) in model.ops.iter().enumerate() {
+        if let Some(p) = op.parent {
+            children[p as usize].push(id as OpId);
+        }
+    }
+    children
+}
+
+/// A rule violation: the message without the `'op' op ` prefix, the precise offending
+/// range, notes, and where it is reported when not at the verified op.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    pub message: String,
+    pub focus: Span,
+    pub notes: Vec<(Span, String)>,
+    /// Reported with MLIR's plain `emitError`: no `'op' op ` prefix.
+    pub plain: bool,
+    /// Reported at (and prefixed with) this op instead of the verified one.
+    pub at_op: Option<OpId>,
+    /// Further errors MLIR emits for the same failure, at the same place.
+    pub follow_ups: Vec<String>,
+}
+
+impl Violation {
+    pub fn new(message: String, focus: Span) -> Violation {
+        Violation {
+            message,
+            focus,
+            notes: Vec::new(),
+            plain: false,
+            at_op: None,
+            follow_ups: Vec::new(),
+        }
+    }
+    pub fn with_note(mut self, at: Span, message: impl Into<String>) -> Violation {
+        self.notes.push((at, message.into()));
+        self
+    }
+    /// Puts `prefix` before the message (value-indexed prefixes).
+    pub fn prefixed(mut self, prefix: &str) -> Violation {
+        self.message = format!("{prefix}{}", self.message);
+        self
+    }
+    pub fn plain(mut self) -> Violation {
+        self.plain = true;
+        self
+    }
+}
+
+/// Every diagnostic of the verifier for a module: parse-time attribute rules, op
+/// verification, symbol uses, then our own hints.
 pub fn verify_chunk(model: &Model, src: &str) -> Vec<Diagnostic> {
-    let mut v = Verifier { model, src, out: Vec::new() };
-    for use_ in &model.undefined_uses {
-        let name = model.op(use_.op).node.operands[use_.operand as usize].name.clone();
-        v.out.push(Diagnostic::error(
-            use_.span,
-            msg::undeclared_value(&name),
-            Origin::Parse { first_of_failure: true },
-        ));
+    let cx = Ctx::new(model, src);
+    let mut out = parse_time::check(&cx);
+    let mut failed_entry = vec![false; model.ops.len()];
+    for id in 0..model.ops.len() as OpId {
+        if let Err(v) = entry_checks(&cx, id) {
+            failed_entry[id as usize] = true;
+            report(&cx, id, Stage::Entry(id), v, &mut out);
+        }
+        if let Err(v) = exit_checks(&cx, id) {
+            report(&cx, id, Stage::Exit(id), v, &mut out);
+        }
+    }
+    for (op, v) in generic::symbol_redefinitions(&cx) {
+        report(&cx, op, Stage::SymbolTable, v, &mut out);
     }
     for id in 0..model.ops.len() as OpId {
-        v.op(id);
+        if failed_entry[id as usize] {
+            continue;
+        }
+        if let Err(v) = symbol_use_checks(&cx, id) {
+            report(&cx, id, Stage::SymbolUse(id), v, &mut out);
+        }
     }
-    v.out
+    out.extend(lints::check(&cx));
+    out
 }
 
-/// The manual axes of a `sdy.manual_computation`.
-pub fn manual_axes(op: &OpInfo) -> Vec<String> {
-    match op.node.inherent_attr("manual_axes").and_then(|a| a.value.as_ref()).map(|v| &v.kind) {
-        Some(AttrKind::Sdy(s)) => match &**s {
-            SdyAttr::ManualAxes(axes) => axes.iter().map(|a| a.name.to_string()).collect(),
-            _ => Vec::new(),
-        },
-        _ => Vec::new(),
+/// Turns a violation found while verifying `op` into diagnostics.
+fn report(cx: &Ctx, op: OpId, stage: Stage, v: Violation, out: &mut Vec<Diagnostic>) {
+    let info = cx.model.op(v.at_op.unwrap_or(op));
+    let at = Span::empty(info.loc());
+    let text = |m: &str| if v.plain { m.to_string() } else { msg::op_error(info.name(), m) };
+    let mut d = Diagnostic::error(at, text(&v.message), Origin::Verifier);
+    d.focus = if v.focus == Span::default() { info.name_span() } else { v.focus };
+    d.stage = Some(stage);
+    d.notes = v.notes.iter().map(|(span, m)| Note { span: *span, message: m.clone() }).collect();
+    out.push(d);
+    for m in &v.follow_ups {
+        let mut f = Diagnostic::error(at, text(m), Origin::Verifier);
+        f.focus = info.name_span();
+        f.stage = Some(stage);
+        out.push(f);
     }
 }
 
-struct Verifier<'a> {
-    model: &'a Model,
-    src: &'a str,
-    out: Vec<Diagnostic>,
+/// Op verification on the way in: attribute hooks, then the op's own invariants.
+fn entry_checks(cx: &Ctx, id: OpId) -> Result<(), Violation> {
+    attrs::verify_discardable(cx, id)?;
+    let name = cx.model.op(id).name();
+    match name {
+        "func.func" => attrs::verify_func_attrs(cx, id),
+        "func.return" => generic::verify_func_return(cx, id),
+        "sdy.mesh" => generic::verify_parent_is_module(cx, id),
+        "sdy.manual_computation" => manual_computation::verify_nested_manual_axes(cx, id),
+        "sdy.named_computation" => named_computation::verify_inferred_types(cx, id),
+        "sdy.constant" => generic::verify_constant_type(cx, id),
+        "sdy.propagation_barrier" => {
+            generic::verify_same_operand_and_result_type(cx, id)?;
+            data_flow::verify_barrier_direction(cx, id)
+        }
+        "sdy.sharding_constraint"
+        | "sdy.reshard"
+        | "sdy.data_flow_edge"
+        | "sdy.func_data_flow_edge" => generic::verify_same_operand_and_result_type(cx, id),
+        n if values::is_collective(n) => {
+            generic::verify_same_operand_and_result_type(cx, id)?;
+            collective::verify_interface(cx, id)
+        }
+        _ => Ok(()),
+    }
 }
 
-impl Verifier<'_> {
-    fn error(&mut self, op: &OpInfo, message: String, v: Option<Violation>) {
-        let at = sdy_syntax::Span::empty(op.loc());
-        let mut d = Diagnostic::error(at, message, Origin::Verifier);
-        if let Some(v) = v {
-            d.focus = v.focus;
-            if let Some((span, text)) = v.note {
-                d.notes.push(Note { span, message: text });
-            }
+/// Op verification after the op's regions: isolation from above.
+fn exit_checks(cx: &Ctx, id: OpId) -> Result<(), Violation> {
+    match cx.model.op(id).name() {
+        "sdy.manual_computation" | "sdy.named_computation" => {
+            generic::verify_isolated_from_above(cx, id)
         }
-        self.out.push(d);
+        _ => Ok(()),
     }
+}
 
-    fn op(&mut self, id: OpId) {
-        let op = self.model.op(id);
-        if let Custom::Func(f) = &op.node.custom {
-            self.func_attrs(id, f);
-        }
-        if let Some(attr) = op.node.attr("sdy.sharding") {
-            self.op_sharding(id, attr.value.as_ref());
-        }
-    }
-
-    /// P1–P4: the op-level `sdy.sharding` (one sharding per result).
-    fn op_sharding(&mut self, id: OpId, value: Option<&Attr>) {
-        let op = self.model.op(id);
-        let name = op.name().to_string();
-        let per_value = match value.map(|v| &v.kind) {
-            Some(AttrKind::Sdy(s)) => match &**s {
-                SdyAttr::PerValue(p) => TensorSharding::per_value(p, op.start),
-                _ => return self.error(op, msg::op_error(&name, msg::EXPECTED_PER_VALUE), None),
-            },
-            _ => return self.error(op, msg::op_error(&name, msg::EXPECTED_PER_VALUE), None),
-        };
-        let results = op.results.len();
-        // P2: a zero-result op may carry one rank-0 or maximal sharding.
-        if results == 0 && per_value.len() == 1 {
-            let s = &per_value[0];
-            let maximal = sharding::resolve_mesh(self.model, s).is_some_and(|m| m.is_maximal());
-            if maximal || s.dims.iter().all(|d| d.axes.is_empty()) {
-                if let Err(v) = verify_sharding(self.model, s, None, id, self.src) {
-                    let m = format!("{}{}", msg::value_prefix("result", 0, 0, false), v.message);
-                    self.error(op, msg::op_error(&name, &m), Some(v));
-                }
-                return;
-            }
-        }
-        if per_value.len() != results {
-            let m = msg::shardings_count_mismatch("result", per_value.len(), results);
-            return self.error(op, msg::op_error(&name, &m), None);
-        }
-        for (i, s) in per_value.iter().enumerate() {
-            let ty = self.model.result_type(id, i);
-            if let Err(v) = verify_sharding(self.model, s, ty, id, self.src) {
-                let m = format!("{}{}", msg::value_prefix("result", i, results, false), v.message);
-                return self.error(op, msg::op_error(&name, &m), Some(v));
-            }
-        }
-    }
-
-    /// F1–F2: `sdy.sharding` on function arguments and results.
-    fn func_attrs(&mut self, id: OpId, f: &sdy_syntax::tree::FuncHeader) {
-        let op = self.model.op(id);
-        let entries = f
-            .args
-            .iter()
-            .enumerate()
-            .map(|(i, a)| ("arg", i, &a.ty, a.attrs.as_ref()))
-            .chain(f.results.iter().enumerate().map(|(i, r)| ("result", i, &r.ty, r.attrs.as_ref())));
-        for (kind, i, ty, attrs) in entries {
-            let Some(attr) = attrs.and_then(|d| d.get("sdy.sharding")) else { continue };
-            let prefix = msg::value_prefix(kind, i, 0, true);
-            let s = match attr.value.as_ref().map(|v| &v.kind) {
-                Some(AttrKind::Sdy(s)) => match &**s {
-                    SdyAttr::Sharding(s) => Some(TensorSharding::from_ast(s, op.start)),
-                    _ => None,
-                },
-                _ => None,
-            };
-            let Some(s) = s else {
-                let m = format!("{prefix}{}", msg::EXPECTED_TENSOR_SHARDING);
-                return self.error(op, msg::op_error("func.func", &m), None);
-            };
-            if let Err(v) = verify_sharding(self.model, &s, Some(ty), id, self.src) {
-                let m = format!("{prefix}{}", v.message);
-                return self.error(op, msg::op_error("func.func", &m), Some(v));
-            }
-        }
+/// The checks Shardy runs in `verifySymbolUses`, after the whole module verified.
+fn symbol_use_checks(cx: &Ctx, id: OpId) -> Result<(), Violation> {
+    match cx.model.op(id).name() {
+        "sdy.sharding_constraint" | "sdy.reshard" => constraint::verify(cx, id),
+        "sdy.data_flow_edge" => data_flow::verify_data_flow_edge(cx, id),
+        "sdy.func_data_flow_edge" => data_flow::verify_func_data_flow_edge(cx, id),
+        "sdy.manual_computation" => manual_computation::verify_symbol_uses(cx, id),
+        "sdy.named_computation" => named_computation::verify_symbol_uses(cx, id),
+        n if values::is_collective(n) => collective::verify_symbol_uses(cx, id),
+        _ => Ok(()),
     }
 }

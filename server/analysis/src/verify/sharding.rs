@@ -1,25 +1,24 @@
 //! The tensor-sharding rules (S1–S20 of the verifier notes), in Shardy's order: the first
 //! failing rule is the one reported.
 
+use super::axes::{mesh_order, Ax};
 use super::messages as msg;
+use super::values::type_string;
+use super::Violation;
 use crate::model::sharding::{AxisRef, Mesh, MeshRef, TensorSharding};
 use crate::model::{Model, OpId};
 use sdy_syntax::tree::{Type, TypeKind};
 use sdy_syntax::Span;
+use std::cmp::Ordering;
 
-/// A rule violation: the message (without prefixes), the precise offending range, and
-/// an optional note.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violation {
-    pub message: String,
-    pub focus: Span,
-    pub note: Option<(Span, String)>,
-}
-
-impl Violation {
-    fn new(message: String, focus: Span) -> Violation {
-        Violation { message, focus, note: None }
-    }
+/// The type a sharding is checked against.
+#[derive(Clone, Copy, Debug)]
+pub enum TypeArg<'a> {
+    /// No value (the single sharding of a zero-result op): only rank 0 is valid.
+    Absent,
+    /// A value whose type we do not know: type-dependent rules are skipped.
+    Unknown,
+    Of(&'a Type),
 }
 
 /// Resolves the mesh of a sharding: inline, or a `sdy.mesh` of the module.
@@ -30,70 +29,68 @@ pub fn resolve_mesh<'m>(model: &'m Model, s: &'m TensorSharding) -> Option<&'m M
     }
 }
 
-/// Verifies `s` against the value type `ty` (absent for zero-result ops) on behalf of op
-/// `owner` (whose enclosing manual computations bind axes).
+/// Whether the sharding has dimensions, replicated or unreduced axes.
+fn has_rank_or_axes(s: &TensorSharding) -> bool {
+    !s.dims.is_empty() || !s.replicated.is_empty() || !s.unreduced.is_empty()
+}
+
+/// Verifies `s` against the value type on behalf of op `owner` (whose enclosing manual
+/// computations bind axes).
 pub fn verify_sharding(
     model: &Model,
     s: &TensorSharding,
-    ty: Option<&Type>,
+    ty: TypeArg,
     owner: OpId,
-    src: &str,
 ) -> Result<(), Violation> {
     // S1: the mesh.
     let mesh = match &s.mesh {
         MeshRef::Inline(m) => m,
-        MeshRef::Symbol { name, span } => {
-            match model.mesh(name).and_then(|m| m.mesh.as_ref()) {
-                Some(m) => m,
-                None => return Err(Violation::new(msg::unknown_mesh(name), *span)),
-            }
-        }
+        MeshRef::Symbol { name, span } => match model.mesh(name).and_then(|m| m.mesh.as_ref()) {
+            Some(m) => m,
+            None => return Err(Violation::new(msg::unknown_mesh(name), *span)),
+        },
     };
-    // S2: maximal meshes (and shardings checked without a type).
-    if mesh.is_maximal() || ty.is_none() {
-        if !s.dims.is_empty() || !s.replicated.is_empty() || !s.unreduced.is_empty() {
+    // S2: maximal meshes (and shardings checked without a value).
+    if mesh.is_maximal() || matches!(ty, TypeArg::Absent) {
+        if has_rank_or_axes(s) {
             return Err(Violation::new(msg::MAXIMAL_SHARDING.to_string(), s.span));
         }
         return Ok(());
     }
-    let ty = ty.expect("checked above");
-    // S3: tuples of one element stand for that element.
-    let ty = match &*ty.kind {
-        TypeKind::Tuple(elems) if elems.len() == 1 => &elems[0],
-        TypeKind::Tuple(_) => {
-            return Err(Violation::new(msg::tuple_of_size_one(type_text(ty, src)), s.span))
-        }
-        _ => ty,
-    };
-    match &*ty.kind {
-        TypeKind::Tensor { shape: None, .. } => {
-            return Err(Violation::new(msg::only_ranked(type_text(ty, src)), s.span));
-        }
-        TypeKind::Tensor { shape: Some(shape), .. } => {
-            // S6: rank.
-            if s.dims.len() != shape.len() {
-                return Err(Violation::new(msg::rank_mismatch(s.dims.len(), shape.len()), s.span));
-            }
-        }
-        _ => {
-            // S4: tokens and other non-shaped types.
-            if !s.dims.is_empty() || !s.replicated.is_empty() || !s.unreduced.is_empty() {
-                return Err(Violation::new(
-                    msg::non_shaped(type_text(ty, src), &s.to_string()),
-                    s.span,
-                ));
-            }
-        }
+    if let TypeArg::Of(ty) = ty {
+        verify_against_type(s, ty)?;
     }
     verify_axes(s, mesh)?;
     verify_bound_manual_axes(model, s, owner)
 }
 
-/// The text of a type as MLIR prints it (we print what was written, whitespace removed
-/// around commas as MLIR does).
-pub fn type_text<'s>(ty: &Type, src: &'s str) -> &'s str {
-    let _ = ty;
-    src.get(ty.span.start as usize..ty.span.end as usize).unwrap_or("")
+/// S3–S6: the sharding fits the value's type.
+fn verify_against_type(s: &TensorSharding, ty: &Type) -> Result<(), Violation> {
+    // S3: tuples of one element stand for that element.
+    let elem = match &*ty.kind {
+        TypeKind::Tuple(elems) if elems.len() == 1 => &elems[0],
+        TypeKind::Tuple(_) => {
+            return Err(Violation::new(msg::tuple_of_size_one(&type_string(ty)), s.span))
+        }
+        _ => ty,
+    };
+    match &*elem.kind {
+        // S5: ranked.
+        TypeKind::Tensor { shape: None, .. } => {
+            Err(Violation::new(msg::only_ranked(&type_string(ty)), s.span))
+        }
+        // S6: rank.
+        TypeKind::Tensor { shape: Some(shape), .. } if s.dims.len() != shape.len() => {
+            Err(Violation::new(msg::rank_mismatch(s.dims.len(), shape.len()), s.dims_span))
+        }
+        TypeKind::Tensor { .. } => Ok(()),
+        TypeKind::Other(t) if t.starts_with("vector<") || t.starts_with("memref<") => Ok(()),
+        // S4: tokens and other non-shaped types.
+        _ if has_rank_or_axes(s) => {
+            Err(Violation::new(msg::non_shaped(&type_string(ty), &s.to_string()), s.span))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// S7–S19 on the axes of a sharding.
@@ -110,21 +107,28 @@ pub fn verify_axes(s: &TensorSharding, mesh: &Mesh) -> Result<(), Violation> {
         }
         verify_axis_list(&dim.axes, mesh, &mut seen)?;
     }
-    for (list, unordered) in [
-        (&s.replicated, msg::REPLICATED_NOT_ORDERED),
-        (&s.unreduced, msg::UNREDUCED_NOT_ORDERED),
-    ] {
-        if !is_sorted_wrt_mesh(list, mesh) {
-            let span = list.first().map(|a| a.span).unwrap_or(s.span);
-            let span = list.last().map_or(span, |l| span.cover(l.span));
-            return Err(Violation::new(unordered.to_string(), span));
-        }
-        verify_axis_list(list, mesh, &mut seen)?;
-    }
-    verify_sub_axes(s.all_axes(), mesh)
+    verify_sorted_axis_list(&s.replicated, mesh, &mut seen, "replicated")?;
+    verify_sorted_axis_list(&s.unreduced, mesh, &mut seen, "unreduced")?;
+    verify_sub_axes(&seen, mesh)
 }
 
-/// S9–S11 on one list: known names, no duplicates (across the whole sharding), no
+/// S12/S13: a list sorted w.r.t. the mesh, then S9–S11 on it (`kind` names the list
+/// in the message: replicated, unreduced, reduction, r2u).
+pub fn verify_sorted_axis_list<'a>(
+    list: &'a [AxisRef],
+    mesh: &Mesh,
+    seen: &mut Vec<&'a AxisRef>,
+    kind: &str,
+) -> Result<(), Violation> {
+    if !is_sorted_wrt_mesh(list, mesh) {
+        let span = list.first().map(|a| a.span).unwrap_or_default();
+        let span = list.last().map_or(span, |l| span.cover(l.span));
+        return Err(Violation::new(msg::axes_not_ordered(kind), span));
+    }
+    verify_axis_list(list, mesh, seen)
+}
+
+/// S9–S11 on one list: known names, no duplicates (across everything in `seen`), no
 /// mergeable neighbours.
 pub fn verify_axis_list<'a>(
     list: &'a [AxisRef],
@@ -161,50 +165,33 @@ pub fn can_merge(x: &AxisRef, y: &AxisRef) -> bool {
     }
 }
 
-/// The mesh order key: axis index, then sub-axis (pre-size, size); a full axis sorts
-/// after the pre-size-1 sub-axes and before the others.
-fn order_key(a: &AxisRef, mesh: &Mesh) -> Option<(usize, i64, i64)> {
-    let idx = mesh.axis_index(&a.name)?;
-    let full = mesh.axes[idx].size;
-    Some(match a.sub {
-        Some((pre, size)) => (idx, pre, size),
-        None => (idx, 1, full),
-    })
-}
-
-/// Whether a list is sorted w.r.t. the mesh (lists naming unknown axes count as sorted:
-/// the unknown name is reported instead).
+/// Whether a list is sorted w.r.t. the mesh (Shardy's mesh comparator: an axis known to
+/// the mesh sorts before an unknown one).
 pub fn is_sorted_wrt_mesh(list: &[AxisRef], mesh: &Mesh) -> bool {
-    let keys: Option<Vec<_>> = list.iter().map(|a| order_key(a, mesh)).collect();
-    match keys {
-        Some(keys) => keys.windows(2).all(|w| w[0] <= w[1]),
-        None => true,
-    }
+    list.windows(2).all(|w| mesh_order(mesh, &Ax::from(&w[1]), &Ax::from(&w[0])) != Ordering::Less)
 }
 
-/// S14–S19: sub-axis validity, per axis name in order of first appearance.
-fn verify_sub_axes<'a>(
-    axes: impl Iterator<Item = &'a AxisRef>,
-    mesh: &Mesh,
-) -> Result<(), Violation> {
-    let axes: Vec<&AxisRef> = axes.collect();
+/// S14–S19: sub-axis validity, per axis name (in order of first appearance), each
+/// name's sub-axes in mesh order.
+fn verify_sub_axes(axes: &[&AxisRef], mesh: &Mesh) -> Result<(), Violation> {
     let mut names: Vec<&str> = Vec::new();
-    for a in &axes {
+    for a in axes.iter().filter(|a| a.sub.is_some()) {
         if !names.contains(&a.name.as_str()) {
             names.push(&a.name);
         }
     }
     for name in names {
         let Some(full) = mesh.axis(name).map(|a| a.size) else { continue };
-        let refs: Vec<&&AxisRef> = axes.iter().filter(|a| a.name == name).collect();
-        let mut subs: Vec<(i64, i64, &AxisRef)> =
-            refs.iter().filter_map(|a| a.sub.map(|(p, s)| (p, s, **a))).collect();
-        if subs.is_empty() {
-            continue;
-        }
-        if let Some(f) = refs.iter().find(|a| a.sub.is_none()) {
+        if let Some(f) = axes.iter().find(|a| a.name == name && a.sub.is_none()) {
             return Err(Violation::new(msg::sub_and_full_axis(name), f.span));
         }
+        let mut subs: Vec<(i64, i64, &AxisRef)> = axes
+            .iter()
+            .filter(|a| a.name == name)
+            .filter_map(|a| a.sub.map(|(p, s)| (p, s, *a)))
+            .collect();
+        subs.sort_by_key(|&(p, s, _)| (p, s));
+        let mut prev: Option<(i64, &AxisRef)> = None;
         for &(pre, size, a) in &subs {
             if pre < 1 {
                 return Err(Violation::new(msg::sub_axis_pre_size(&a.display()), a.span));
@@ -222,34 +209,55 @@ fn verify_sub_axes<'a>(
             if size == full {
                 return Err(Violation::new(msg::sub_axis_full_size(&a.display()), a.span));
             }
-        }
-        subs.sort_by_key(|&(p, s, _)| (p, s));
-        for w in subs.windows(2) {
-            let (p1, s1, a) = w[0];
-            let (p2, _, b) = w[1];
-            if p2 < p1 * s1 {
-                return Err(Violation::new(
-                    msg::overlapping_sub_axes(&a.display(), &b.display()),
-                    a.span.cover(b.span),
-                ));
+            if let Some((prev_next, p)) = prev {
+                if prev_next > pre {
+                    return Err(Violation::new(
+                        msg::overlapping_sub_axes(&p.display(), &a.display()),
+                        p.span.cover(a.span),
+                    ));
+                }
             }
+            prev = Some((next, a));
         }
     }
     Ok(())
 }
 
-/// S20: no axis may be manual in an enclosing `sdy.manual_computation`.
-fn verify_bound_manual_axes(model: &Model, s: &TensorSharding, owner: OpId) -> Result<(), Violation> {
+/// The manual axes bound by the manual computations enclosing `owner`, each with the
+/// outermost computation binding it (`None` if some are unreadable).
+pub fn bound_manual_axes(model: &Model, owner: OpId) -> Option<Vec<(String, OpId)>> {
+    let mut bound: Vec<(String, OpId)> = Vec::new();
     for parent in model.ancestors(owner) {
         let p = model.op(parent);
         if p.name() != "sdy.manual_computation" {
             continue;
         }
-        let manual = super::manual_axes(p);
-        if let Some(a) = s.all_axes().find(|a| manual.iter().any(|m| *m == a.name)) {
-            let mut v = Violation::new(msg::bound_manual_axis(&a.name), a.span);
-            v.note = Some((Span::empty(p.start), msg::PARENT_BOUNDING_AXIS.to_string()));
-            return Err(v);
+        for axis in super::attrs::manual_axes(p)? {
+            match bound.iter_mut().find(|(a, _)| *a == axis) {
+                Some(entry) => entry.1 = parent,
+                None => bound.push((axis, parent)),
+            }
+        }
+    }
+    Some(bound)
+}
+
+/// The error for an axis already manual in a parent manual computation.
+pub fn bound_axis_violation(model: &Model, axis: &str, focus: Span, parent: OpId) -> Violation {
+    Violation::new(msg::bound_manual_axis(axis), focus)
+        .with_note(Span::empty(model.op(parent).loc()), msg::PARENT_BOUNDING_AXIS)
+}
+
+/// S20: no axis may be manual in an enclosing `sdy.manual_computation`.
+fn verify_bound_manual_axes(
+    model: &Model,
+    s: &TensorSharding,
+    owner: OpId,
+) -> Result<(), Violation> {
+    let Some(bound) = bound_manual_axes(model, owner) else { return Ok(()) };
+    for a in s.all_axes() {
+        if let Some((_, parent)) = bound.iter().find(|(m, _)| *m == a.name) {
+            return Err(bound_axis_violation(model, &a.name, a.span, *parent));
         }
     }
     Ok(())

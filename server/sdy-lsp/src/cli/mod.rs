@@ -1,5 +1,6 @@
 //! Command-line front ends over the analysis core.
 pub mod check;
+pub mod explain;
 pub mod opt;
 pub mod report;
 

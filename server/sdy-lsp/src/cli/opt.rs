@@ -30,7 +30,10 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
     let mut verify = false;
     let mut rest_are_files = false;
     for a in args {
-        let flag = a.strip_prefix("--").or_else(|| a.strip_prefix('-')).filter(|_| !rest_are_files && a != "-");
+        let flag = a
+            .strip_prefix("--")
+            .or_else(|| a.strip_prefix('-'))
+            .filter(|_| !rest_are_files && a != "-");
         match flag {
             Some("") => rest_are_files = true, // `--`
             Some("split-input-file") => split = true,
@@ -38,7 +41,9 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             Some(_) => return Err(format!("sdy-lsp opt: unknown pass or option '{a}'")),
             None => {
                 if file.is_some() {
-                    return Err(format!("sdy-lsp opt: unexpected argument '{a}' (one input file only)"));
+                    return Err(format!(
+                        "sdy-lsp opt: unexpected argument '{a}' (one input file only)"
+                    ));
                 }
                 file = Some(a.clone());
             }
@@ -84,7 +89,11 @@ pub fn run(args: &[String]) -> ExitCode {
                 report::render(display_name, &index, d, &mut stderr);
             }
         }
-        outputs.push(if chunk_failed { String::new() } else { sdy_analysis::print::print_chunk(&text, &chunk) });
+        outputs.push(if chunk_failed {
+            String::new()
+        } else {
+            sdy_analysis::print::print_chunk(&text, &chunk)
+        });
     }
     let stdout = outputs.join("// -----\n");
     let mut out = std::io::stdout().lock();
@@ -112,13 +121,17 @@ pub fn chunk_diagnostics(text: &str, chunk: &Chunk) -> Vec<Diagnostic> {
     let mut found = sdy_analysis::verify::verify_chunk(&model, text);
     found.sort_by_key(|d| d.span.start);
     // Undefined SSA names are parse errors in MLIR: they alone are reported.
-    let parse: Vec<Diagnostic> = found.iter().filter(|d| matches!(d.origin, Origin::Parse { .. })).cloned().collect();
+    let parse: Vec<Diagnostic> =
+        found.iter().filter(|d| matches!(d.origin, Origin::Parse { .. })).cloned().collect();
     if !parse.is_empty() {
         return parse;
     }
     found
         .into_iter()
-        .filter(|d| d.origin == Origin::Verifier && matches!(d.severity, Severity::Error | Severity::Warning))
+        .filter(|d| {
+            d.origin == Origin::Verifier
+                && matches!(d.severity, Severity::Error | Severity::Warning)
+        })
         .collect()
 }
 
@@ -197,7 +210,14 @@ fn parse_expected(text: &str, chunk: &Chunk, index: &LineIndex) -> Vec<Expected>
                     Some("unknown") => None,
                     Some(d) => d.parse::<i64>().ok().map(|n| (line_no as i64 + n).max(0) as u32),
                 };
-                out.push(Expected { kind, line, text: msg, regex, at: line_start + col as u32, matched: false });
+                out.push(Expected {
+                    kind,
+                    line,
+                    text: msg,
+                    regex,
+                    at: line_start + col as u32,
+                    matched: false,
+                });
             }
         }
     }
@@ -212,9 +232,14 @@ fn parse_annotation(line: &str) -> Option<(usize, Kind, bool, Option<String>, St
         let at = search + rel;
         search = at + 1;
         let rest = &line[at + "expected-".len()..];
-        let (kind, rest) = [("error", Kind::Error), ("warning", Kind::Warning), ("note", Kind::Note), ("remark", Kind::Remark)]
-            .iter()
-            .find_map(|(w, k)| rest.strip_prefix(w).map(|r| (*k, r)))?;
+        let (kind, rest) = [
+            ("error", Kind::Error),
+            ("warning", Kind::Warning),
+            ("note", Kind::Note),
+            ("remark", Kind::Remark),
+        ]
+        .iter()
+        .find_map(|(w, k)| rest.strip_prefix(w).map(|r| (*k, r)))?;
         let (regex, rest) = match rest.strip_prefix("-re") {
             Some(r) => (true, r),
             None => (false, rest),
@@ -222,10 +247,12 @@ fn parse_annotation(line: &str) -> Option<(usize, Kind, bool, Option<String>, St
         let rest = rest.trim_start_matches(' ');
         let (designator, rest) = match rest.strip_prefix('@') {
             Some(r) => {
-                let end = r.find(|c: char| c == ' ' || c == '{').unwrap_or(r.len());
+                let end = r.find([' ', '{']).unwrap_or(r.len());
                 let d = &r[..end];
                 let valid = matches!(d, "above" | "below" | "unknown")
-                    || (d.len() > 1 && d.starts_with(['+', '-']) && d[1..].bytes().all(|b| b.is_ascii_digit()));
+                    || (d.len() > 1
+                        && d.starts_with(['+', '-'])
+                        && d[1..].bytes().all(|b| b.is_ascii_digit()));
                 if !valid {
                     continue;
                 }
@@ -242,8 +269,14 @@ fn parse_annotation(line: &str) -> Option<(usize, Kind, bool, Option<String>, St
 }
 
 /// Checks the chunk's diagnostics against its annotations; returns the problems as
-/// (offset, message) in MLIR's wording.
-fn verify_expected(text: &str, chunk: &Chunk, diags: &[Diagnostic], index: &LineIndex) -> Vec<(u32, String)> {
+/// (offset, message) in MLIR's wording and order: unexpected diagnostics as they are
+/// emitted, then the expectations that were not produced.
+fn verify_expected(
+    text: &str,
+    chunk: &Chunk,
+    diags: &[Diagnostic],
+    index: &LineIndex,
+) -> Vec<(u32, String)> {
     let mut expected = parse_expected(text, chunk, index);
     let mut problems: Vec<(u32, String)> = Vec::new();
     let mut all: Vec<(u32, Kind, &str)> = Vec::new();
@@ -279,17 +312,23 @@ fn verify_expected(text: &str, chunk: &Chunk, diags: &[Diagnostic], index: &Line
         match near {
             Some(i) => problems.push((
                 expected[i].at,
-                format!("'{}' diagnostic emitted when expecting a '{}'", kind.as_str(), expected[i].kind.as_str()),
+                format!(
+                    "'{}' diagnostic emitted when expecting a '{}'",
+                    kind.as_str(),
+                    expected[i].kind.as_str()
+                ),
             )),
             None => problems.push((at, format!("unexpected {}: {msg}", kind.as_str()))),
         }
     }
     for e in &expected {
         if !e.matched {
-            problems.push((e.at, format!("expected {} \"{}\" was not produced", e.kind.as_str(), e.text)));
+            problems.push((
+                e.at,
+                format!("expected {} \"{}\" was not produced", e.kind.as_str(), e.text),
+            ));
         }
     }
-    problems.sort_by_key(|p| p.0);
     problems
 }
 
@@ -409,7 +448,8 @@ fn matches_at(items: &[(Atom, Quant)], s: &[char]) -> bool {
     match q {
         Quant::One => !s.is_empty() && atom_matches(atom, s[0]) && matches_at(rest, &s[1..]),
         Quant::Opt => {
-            (!s.is_empty() && atom_matches(atom, s[0]) && matches_at(rest, &s[1..])) || matches_at(rest, s)
+            (!s.is_empty() && atom_matches(atom, s[0]) && matches_at(rest, &s[1..]))
+                || matches_at(rest, s)
         }
         Quant::Star | Quant::Plus => {
             let min = if matches!(q, Quant::Plus) { 1 } else { 0 };
@@ -428,8 +468,12 @@ mod tests {
 
     #[test]
     fn annotations() {
-        let (col, kind, re, d, t) = parse_annotation("  // expected-error@+2 {{bad {{x}} here}}").unwrap();
-        assert_eq!((col, kind, re, d.as_deref(), t.as_str()), (5, Kind::Error, false, Some("2"), "bad {{x}} here"));
+        let (col, kind, re, d, t) =
+            parse_annotation("  // expected-error@+2 {{bad {{x}} here}}").unwrap();
+        assert_eq!(
+            (col, kind, re, d.as_deref(), t.as_str()),
+            (5, Kind::Error, false, Some("2"), "bad {{x}} here")
+        );
         let (_, kind, _, d, t) = parse_annotation("// expected-note @below {{n}}").unwrap();
         assert_eq!((kind, d.as_deref(), t.as_str()), (Kind::Note, Some("below"), "n"));
         assert!(parse_annotation("// expected-error {{unterminated").is_none());
@@ -446,8 +490,13 @@ mod tests {
 
     #[test]
     fn flags() {
-        let o = parse_args(&["f.mlir".into(), "--split-input-file".into(), "-verify-diagnostics".into(), "--".into()])
-            .unwrap_or_else(|e| panic!("{e}"));
+        let o = parse_args(&[
+            "f.mlir".into(),
+            "--split-input-file".into(),
+            "-verify-diagnostics".into(),
+            "--".into(),
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
         assert!(o.split && o.verify && o.file == "f.mlir");
         let e = parse_args(&["f.mlir".into(), "-sdy-basic-propagate".into()]).err().unwrap();
         assert_eq!(e, "sdy-lsp opt: unknown pass or option '-sdy-basic-propagate'");

@@ -299,7 +299,7 @@ impl<'s> Parser<'s> {
                 return;
             }
         };
-        let mut stack = vec![close];
+        let mut stack: smallvec::SmallVec<[TokenKind; 16]> = smallvec::smallvec![close];
         self.bump();
         while let Some(&want) = stack.last() {
             if self.at_eof() {
@@ -403,7 +403,7 @@ pub fn reparse_siblings(
     in_region: bool,
     depth: u32,
 ) -> Option<Vec<Child>> {
-    if straddled(text, from) || false && straddled(text, stop) {
+    if straddled(text, from) || straddled(text, stop) {
         return None;
     }
     let mut p = Parser::new(text);

@@ -262,7 +262,7 @@ impl Parser<'_> {
                 continue;
             }
             let what = if close == TokenKind::RParen { "')'" } else { "']'" };
-            self.expect(close, what)?;
+            self.expect(close, if close == TokenKind::RParen { "')' to end operand list" } else { what })?;
             return Some(());
         }
     }
@@ -457,6 +457,12 @@ impl Parser<'_> {
             return false;
         }
         let next = self.nth(1);
+        // `{` + newline + `name = ...` is a multi-line attribute dictionary.
+        if matches!(next.kind, TokenKind::BareId | TokenKind::String)
+            && self.nth_kind(2) == TokenKind::Equal
+        {
+            return false;
+        }
         if self.nl_before_nth(1) && next.kind != TokenKind::RBrace {
             return true;
         }
@@ -555,7 +561,7 @@ impl Parser<'_> {
                     "sdy.all_gather" => "gathering_axes",
                     "sdy.all_slice" => "slicing_axes",
                     "sdy.reduce_scatter" => "reduce_scatter_axes",
-                    _ => "sharded_axes",
+                    _ => "axes",
                 };
                 let a = self.custom_attr(op, key, |p| {
                     p.sdy_axis_list_per_dim().map(SdyAttr::AxisListPerDim)
@@ -1164,11 +1170,12 @@ impl Parser<'_> {
             TokenKind::BareId => {
                 let w = self.text(t);
                 let after = self.nth_kind(n + 1);
+                // `sdy.return` alone on its line before the region's `}` starts a statement;
+                // a dotted word followed by `=`/`,`/`:` or a `}` on its own line does not.
+                let closes_same_line = after == TokenKind::RBrace && !self.nl_before_nth(n + 1);
                 (w.contains('.') || matches!(w, "return" | "call" | "module"))
-                    && !matches!(
-                        after,
-                        TokenKind::Equal | TokenKind::Comma | TokenKind::RBrace | TokenKind::Colon
-                    )
+                    && !matches!(after, TokenKind::Equal | TokenKind::Comma | TokenKind::Colon)
+                    && !closes_same_line
             }
             TokenKind::HashId | TokenKind::BangId => self.nth_kind(n + 1) == TokenKind::Equal,
             TokenKind::CaretId | TokenKind::FileMetadataBegin | TokenKind::Eof => true,

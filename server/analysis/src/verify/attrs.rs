@@ -1,0 +1,224 @@
+//! Reading sdy attributes off ops, and the attribute hooks MLIR runs on every op:
+//! the discardable `sdy.*` attributes in name order (`sdy.sharding`: P1–P4), and the
+//! shardings of function arguments and results (F1–F2).
+
+use super::messages as msg;
+use super::sharding::{resolve_mesh, verify_sharding, TypeArg};
+use super::{edges, rule, Ctx, Violation};
+use crate::model::sharding::{AxisRef, TensorSharding};
+use crate::model::{Model, OpId, OpInfo};
+use sdy_syntax::sdy::{Reduction, SdyAttr};
+use sdy_syntax::tree::{Attr, AttrKind, Custom, NamedAttr, Type};
+
+/// The sdy attribute behind an attribute value, if it is one.
+pub fn sdy(attr: Option<&Attr>) -> Option<&SdyAttr> {
+    match &attr?.kind {
+        AttrKind::Sdy(s) => Some(s),
+        _ => None,
+    }
+}
+
+fn inherent_sdy<'m>(model: &'m Model, op: OpId, key: &str) -> Option<&'m SdyAttr> {
+    sdy(model.op(op).node.inherent_attr(key)?.value.as_ref())
+}
+
+/// An inherent `#sdy.sharding` (`sharding`, `out_sharding`).
+pub fn inherent_sharding(model: &Model, op: OpId, key: &str) -> Option<TensorSharding> {
+    match inherent_sdy(model, op, key)? {
+        SdyAttr::Sharding(s) => Some(TensorSharding::from_ast(s, model.op(op).start)),
+        _ => None,
+    }
+}
+
+/// An inherent per-value sharding list (`in_shardings`, `out_shardings`).
+pub fn inherent_per_value(model: &Model, op: OpId, key: &str) -> Option<Vec<TensorSharding>> {
+    match inherent_sdy(model, op, key)? {
+        SdyAttr::PerValue(p) => Some(TensorSharding::per_value(p, model.op(op).start)),
+        _ => None,
+    }
+}
+
+/// The op's `sdy.sharding` result shardings, when it is a per-value attribute.
+pub fn result_shardings(model: &Model, op: OpId) -> Option<Vec<TensorSharding>> {
+    let info = model.op(op);
+    match sdy(info.node.attr("sdy.sharding")?.value.as_ref())? {
+        SdyAttr::PerValue(p) => Some(TensorSharding::per_value(p, info.start)),
+        _ => None,
+    }
+}
+
+/// The `sdy.sharding` of argument `index` of a function, when it is a tensor sharding.
+pub fn func_arg_sharding(model: &Model, op: OpId, index: usize) -> Option<TensorSharding> {
+    let info = model.op(op);
+    let Custom::Func(f) = &info.node.custom else { return None };
+    let attr = f.args.get(index)?.attrs.as_ref()?.get("sdy.sharding")?;
+    match sdy(attr.value.as_ref())? {
+        SdyAttr::Sharding(s) => Some(TensorSharding::from_ast(s, info.start)),
+        _ => None,
+    }
+}
+
+/// The manual axes of a `sdy.manual_computation`, with their positions; `None` when
+/// written in a form we do not read (rules depending on them are then skipped).
+pub fn manual_axis_refs(op: &OpInfo) -> Option<Vec<AxisRef>> {
+    let Some(attr) = op.node.inherent_attr("manual_axes") else { return Some(Vec::new()) };
+    match sdy(attr.value.as_ref()) {
+        Some(SdyAttr::ManualAxes(axes)) => {
+            Some(axes.iter().map(|a| AxisRef::from_ast(a, op.start)).collect())
+        }
+        _ => None,
+    }
+}
+
+/// The manual axes of a `sdy.manual_computation` (`None`: unreadable).
+pub fn manual_axes(op: &OpInfo) -> Option<Vec<String>> {
+    manual_axis_refs(op).map(|axes| axes.into_iter().map(|a| a.name).collect())
+}
+
+/// An attribute alias (`#name`): its value is elsewhere, so rules on it are skipped.
+pub fn is_alias(attr: &NamedAttr) -> bool {
+    matches!(attr.value.as_ref().map(|v| &v.kind), Some(AttrKind::AliasRef(_)))
+}
+
+/// An inherent axis-ref list (`reduction_axes`, `axes` of replicated_to_unreduced).
+pub fn axis_list(model: &Model, op: OpId, key: &str) -> Option<Vec<AxisRef>> {
+    let base = model.op(op).start;
+    match inherent_sdy(model, op, key)? {
+        SdyAttr::AxisList(l) => Some(l.iter().map(|a| AxisRef::from_ast(a, base)).collect()),
+        _ => None,
+    }
+}
+
+/// An inherent list of per-dimension axis lists (`gathering_axes`, ...).
+pub fn axis_lists_per_dim(model: &Model, op: OpId, key: &str) -> Option<Vec<Vec<AxisRef>>> {
+    let base = model.op(op).start;
+    match inherent_sdy(model, op, key)? {
+        SdyAttr::AxisListPerDim(l) => Some(
+            l.iter().map(|d| d.axes.iter().map(|a| AxisRef::from_ast(a, base)).collect()).collect(),
+        ),
+        _ => None,
+    }
+}
+
+/// The reduction of `sdy.all_reduce` / `sdy.reduce_scatter` (`sum` unless written).
+pub fn reduction_op(op: &OpInfo) -> Reduction {
+    match op.node.inherent_attr("reduction_op").and_then(|a| a.value.as_ref()).map(|v| &v.kind) {
+        Some(AttrKind::Keyword(k)) if k == "max" => Reduction::Max,
+        Some(AttrKind::Keyword(k)) if k == "min" => Reduction::Min,
+        _ => Reduction::Sum,
+    }
+}
+
+/// The op's discardable attributes in MLIR's (name-sorted) dictionary order.
+fn discardable(op: &OpInfo) -> Vec<&NamedAttr> {
+    let mut attrs: Vec<&NamedAttr> = op.node.attrs.iter().flat_map(|d| &d.entries).collect();
+    if let Custom::Func(f) = &op.node.custom {
+        attrs.extend(f.fn_attrs.iter().flat_map(|d| &d.entries));
+    }
+    attrs.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+    attrs
+}
+
+/// The sdy dialect's hook on each discardable `sdy.*` attribute, in dictionary order.
+pub fn verify_discardable(cx: &Ctx, id: OpId) -> Result<(), Violation> {
+    let op = cx.model.op(id);
+    for attr in discardable(op).into_iter().filter(|a| !is_alias(a)) {
+        match &*attr.name {
+            "sdy.sharding" => op_sharding(cx, id, attr)?,
+            "sdy.sharding_rule" => rule::verify(cx, id, attr)?,
+            "sdy.propagation_edges" => edges::verify_op_attr(cx, id, attr)?,
+            "sdy.result_propagation_edges" | "sdy.block_arg_propagation_edges" => {
+                edges::verify_array_attr(cx, id, attr)?
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Verifies shardings against their values' types (§4): the count, then each sharding
+/// with the value-indexed prefix `<kind> - ` / `<kind> <i> - `.
+pub fn verify_per_value(
+    cx: &Ctx,
+    shardings: &[TensorSharding],
+    types: &[TypeArg],
+    owner: OpId,
+    kind: &str,
+) -> Result<(), Violation> {
+    // A zero-value op may carry one sharding without dimensions, or a maximal one.
+    if types.is_empty() && shardings.len() == 1 {
+        let s = &shardings[0];
+        let maximal = resolve_mesh(cx.model, s).is_some_and(|m| m.is_maximal());
+        if maximal || s.dims.iter().all(|d| d.axes.is_empty()) {
+            return verify_sharding(cx.model, s, TypeArg::Absent, owner)
+                .map_err(|v| v.prefixed(&msg::value_prefix(kind, 0, 0)));
+        }
+    }
+    if shardings.len() != types.len() {
+        let span = shardings.last().map_or(cx.model.op(owner).name_span(), |s| s.span);
+        return Err(Violation::new(
+            msg::shardings_count_mismatch(kind, shardings.len(), types.len()),
+            span,
+        ));
+    }
+    for (i, (s, ty)) in shardings.iter().zip(types).enumerate() {
+        verify_sharding(cx.model, s, *ty, owner)
+            .map_err(|v| v.prefixed(&msg::value_prefix(kind, i, types.len())))?;
+    }
+    Ok(())
+}
+
+/// The type of each result of `op` (unknown when not written).
+pub fn result_types<'m>(model: &'m Model, op: OpId) -> Vec<TypeArg<'m>> {
+    (0..model.op(op).results.len()).map(|i| TypeArg::from(model.result_type(op, i))).collect()
+}
+
+/// The type of each operand of `op` (unknown when not written).
+pub fn operand_types<'m>(model: &'m Model, op: OpId) -> Vec<TypeArg<'m>> {
+    (0..model.op(op).operands.len()).map(|i| TypeArg::from(model.operand_type(op, i))).collect()
+}
+
+/// P1–P4: the op-level `sdy.sharding` (one sharding per result).
+fn op_sharding(cx: &Ctx, id: OpId, attr: &NamedAttr) -> Result<(), Violation> {
+    let op = cx.model.op(id);
+    let per_value = match sdy(attr.value.as_ref()) {
+        Some(SdyAttr::PerValue(p)) => TensorSharding::per_value(p, op.start),
+        _ => {
+            return Err(Violation::new(
+                msg::EXPECTED_PER_VALUE.to_string(),
+                attr.span.shift(op.start),
+            ))
+        }
+    };
+    verify_per_value(cx, &per_value, &result_types(cx.model, id), id, "result")
+}
+
+/// F1–F2: `sdy.sharding` on function arguments and results (always indexed prefixes).
+pub fn verify_func_attrs(cx: &Ctx, id: OpId) -> Result<(), Violation> {
+    let op = cx.model.op(id);
+    let Custom::Func(f) = &op.node.custom else { return Ok(()) };
+    let args = f.args.iter().enumerate().map(|(i, a)| ("arg", i, &a.ty, a.attrs.as_ref()));
+    let results = f.results.iter().enumerate().map(|(i, r)| ("result", i, &r.ty, r.attrs.as_ref()));
+    for (kind, i, ty, attrs) in args.chain(results) {
+        let Some(attr) = attrs.and_then(|d| d.get("sdy.sharding")).filter(|a| !is_alias(a)) else {
+            continue;
+        };
+        let prefix = msg::indexed_prefix(kind, i);
+        let s = match sdy(attr.value.as_ref()) {
+            Some(SdyAttr::Sharding(s)) => TensorSharding::from_ast(s, op.start),
+            _ => {
+                let span = attr.span.shift(op.start);
+                return Err(Violation::new(msg::EXPECTED_TENSOR_SHARDING.to_string(), span)
+                    .prefixed(&prefix));
+            }
+        };
+        verify_sharding(cx.model, &s, TypeArg::Of(ty), id).map_err(|v| v.prefixed(&prefix))?;
+    }
+    Ok(())
+}
+
+impl<'a> From<Option<&'a Type>> for TypeArg<'a> {
+    fn from(t: Option<&'a Type>) -> TypeArg<'a> {
+        t.map_or(TypeArg::Unknown, TypeArg::Of)
+    }
+}

@@ -1,0 +1,73 @@
+//! The unreduced-axes transition rule (§6) of `sharding_constraint`, `reshard`,
+//! `all_reduce` and `reduce_scatter`: which unreduced axes an op may introduce or
+//! remove, and with which reduction.
+
+use super::axes::{axes_of, axis_set_diff, Ax};
+use super::messages as msg;
+use super::sharding::resolve_mesh;
+use super::values::same_mesh;
+use super::{Ctx, Violation};
+use crate::model::sharding::TensorSharding;
+use sdy_syntax::sdy::Reduction;
+
+/// Verifies the transition from `operand` to `result`. `introduce`: the reduction new
+/// unreduced axes must use (`None`: none may appear); `remove`: the reduction removed
+/// axes must have (`None`: none may disappear).
+pub fn verify_transition(
+    cx: &Ctx,
+    operand: Option<&TensorSharding>,
+    result: &TensorSharding,
+    introduce: Option<Reduction>,
+    remove: Option<Reduction>,
+) -> Result<(), Violation> {
+    // Skipped unless the shardings agree on one mesh.
+    let mut mesh = None;
+    for s in operand.into_iter().chain(std::iter::once(result)) {
+        if let Some(m) = resolve_mesh(cx.model, s) {
+            match mesh {
+                None => mesh = Some(m),
+                Some(prev) if !same_mesh(prev, m) => return Ok(()),
+                Some(_) => {}
+            }
+        }
+    }
+    let Some(mesh) = mesh else { return Ok(()) };
+    let in_axes = operand.map(|s| axes_of(&s.unreduced)).unwrap_or_default();
+    let out_axes = axes_of(&result.unreduced);
+    let introduced = axis_set_diff(&out_axes, &in_axes, mesh);
+    let removed = axis_set_diff(&in_axes, &out_axes, mesh);
+    let touches = |s: &TensorSharding, diff: &[Ax]| {
+        axes_of(&s.unreduced).iter().any(|a| diff.iter().any(|d| a.overlaps(d)))
+    };
+    let focus = result.span;
+    if let Some(first) = introduced.first() {
+        let Some(expected) = introduce else {
+            return Err(Violation::new(msg::cannot_add_unreduced_axis(&first.name), focus));
+        };
+        if touches(result, &introduced) && result.unreduced_op != expected {
+            let m =
+                msg::cannot_introduce_reduction(result.unreduced_op.as_str(), expected.as_str());
+            return Err(Violation::new(m, focus));
+        }
+    }
+    if let Some(first) = removed.first() {
+        let Some(expected) = remove else {
+            return Err(Violation::new(msg::dropped_unreduced_axis(&first.name), focus));
+        };
+        if let Some(s) = operand.filter(|s| touches(s, &removed) && s.unreduced_op != expected) {
+            let m = msg::cannot_reduce_reduction(s.unreduced_op.as_str(), expected.as_str());
+            return Err(Violation::new(m, focus));
+        }
+    }
+    if let Some(s) = operand {
+        let kept = out_axes.iter().any(|r| axes_of(&s.unreduced).iter().any(|o| o.overlaps(r)));
+        if kept && s.unreduced_op != result.unreduced_op {
+            let m = msg::cannot_change_kept_reduction(
+                s.unreduced_op.as_str(),
+                result.unreduced_op.as_str(),
+            );
+            return Err(Violation::new(m, focus));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,95 @@
+//! `sdy-lsp explain FILE:LINE:COL`: what the sharding, mesh, axis, value or op at a
+//! position means (1-based line, 1-based byte column, as MLIR prints locations).
+//! Prints the explanation's markdown; exit status 1 if there is nothing to explain.
+
+use sdy_analysis::diag::LineIndex;
+use std::process::ExitCode;
+
+pub const USAGE: &str = "sdy-lsp explain [--split-input-file] FILE:LINE:COL";
+
+pub fn run(args: &[String]) -> ExitCode {
+    let mut split = false;
+    let mut target = None;
+    for a in args {
+        match a.as_str() {
+            "--split-input-file" | "-split-input-file" => split = true,
+            f if f.starts_with('-') && f.len() > 1 => {
+                eprintln!("sdy-lsp explain: unknown option '{f}'\nusage: {USAGE}");
+                return ExitCode::from(2);
+            }
+            t if target.is_none() => target = Some(t.to_string()),
+            t => {
+                eprintln!("sdy-lsp explain: unexpected argument '{t}'\nusage: {USAGE}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let Some((file, line, col)) = target.as_deref().and_then(parse_target) else {
+        eprintln!("usage: {USAGE}");
+        return ExitCode::from(2);
+    };
+    let text = match super::read_input(file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("sdy-lsp explain: cannot read {file}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let Some(offset) = offset_of(&text, line, col) else {
+        eprintln!("sdy-lsp explain: {file}:{line}:{col} is outside the file");
+        return ExitCode::from(2);
+    };
+    match explain(&text, split, offset) {
+        Some(markdown) => {
+            print!("{markdown}");
+            ExitCode::SUCCESS
+        }
+        None => {
+            eprintln!("sdy-lsp explain: nothing to explain at {file}:{line}:{col}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The explanation at `offset` of `text` (its chunk when `split`).
+pub fn explain(text: &str, split: bool, offset: u32) -> Option<String> {
+    let chunk = sdy_analysis::parse_chunks(text, split)
+        .into_iter()
+        .find(|c| c.span.start <= offset && offset <= c.span.end)?;
+    let model = sdy_analysis::model::Model::build(&chunk);
+    sdy_analysis::explain::at(&model, text, offset).map(|e| e.markdown)
+}
+
+/// `FILE:LINE:COL` (the file name may itself contain `:`).
+fn parse_target(t: &str) -> Option<(&str, u32, u32)> {
+    let (rest, col) = t.rsplit_once(':')?;
+    let (file, line) = rest.rsplit_once(':')?;
+    let (line, col) = (line.parse().ok()?, col.parse().ok()?);
+    (!file.is_empty() && line >= 1 && col >= 1).then_some((file, line, col))
+}
+
+/// The byte offset of a 1-based line and byte column; the end of a line is allowed.
+fn offset_of(text: &str, line: u32, col: u32) -> Option<u32> {
+    let index = LineIndex::new(text);
+    let start = index.line_start(line as usize - 1)?;
+    let end = index.line_start(line as usize).map_or(text.len() as u32, |s| s - 1);
+    let offset = start.checked_add(col - 1)?;
+    (offset <= end).then_some(offset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets() {
+        assert_eq!(parse_target("a.mlir:3:14"), Some(("a.mlir", 3, 14)));
+        assert_eq!(parse_target("C:/x/a.mlir:1:1"), Some(("C:/x/a.mlir", 1, 1)));
+        assert_eq!(parse_target("a.mlir:0:1"), None);
+        assert_eq!(parse_target("a.mlir:3"), None);
+        assert_eq!(offset_of("ab\ncd\n", 2, 2), Some(4));
+        assert_eq!(offset_of("ab\ncd\n", 2, 3), Some(5));
+        assert_eq!(offset_of("ab\ncd\n", 2, 4), None);
+        assert_eq!(offset_of("ab", 2, 1), None);
+    }
+}

@@ -1,0 +1,76 @@
+//! `textDocument/publishDiagnostics`: the analysis core's diagnostics in LSP terms.
+//!
+//! * range: the diagnostic's `focus` (the precise offending part), not the place MLIR
+//!   reports it;
+//! * severity: error, warning, information or hint, as the core says;
+//! * source `sdy`;
+//! * notes: `relatedInformation` in the same document when the client supports it,
+//!   else appended to the message.
+
+use super::analysis::Analyzed;
+use super::capabilities::ClientConfig;
+use super::position::Text;
+use sdy_analysis::diag::{self, Severity};
+use tower_lsp::lsp_types::{
+    Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, Url,
+};
+
+pub const SOURCE: &str = "sdy";
+
+/// Every diagnostic of an analysed revision, in document order.
+pub fn to_lsp(analyzed: &Analyzed, uri: &Url, config: &ClientConfig) -> Vec<Diagnostic> {
+    let text = analyzed.text(config.encoding);
+    let mut out = Vec::new();
+    for chunk in &analyzed.chunks {
+        let Some(result) = &chunk.result else { continue };
+        let base = chunk.span.start;
+        for d in &result.analysis.diagnostics {
+            out.push(convert(d, base, &text, uri, config));
+        }
+    }
+    out
+}
+
+/// One diagnostic; its spans are relative to its chunk, which starts at `base`.
+fn convert(
+    d: &diag::Diagnostic,
+    base: u32,
+    text: &Text<'_>,
+    uri: &Url,
+    config: &ClientConfig,
+) -> Diagnostic {
+    let mut message = d.message.clone();
+    let related = if config.related_information {
+        let notes = d.notes.iter().map(|n| DiagnosticRelatedInformation {
+            location: Location { uri: uri.clone(), range: text.range(n.span.shift(base)) },
+            message: n.message.clone(),
+        });
+        Some(notes.collect::<Vec<_>>()).filter(|v| !v.is_empty())
+    } else {
+        for n in &d.notes {
+            let p = text.position(n.span.start + base);
+            message.push_str(&format!("\nnote ({}:{}): {}", p.line + 1, p.character + 1, n.message));
+        }
+        None
+    };
+    Diagnostic {
+        range: text.range(d.focus.shift(base)),
+        severity: Some(severity(d.severity)),
+        code: None,
+        code_description: None,
+        source: Some(SOURCE.to_string()),
+        message,
+        related_information: related,
+        tags: None,
+        data: None,
+    }
+}
+
+pub fn severity(s: Severity) -> DiagnosticSeverity {
+    match s {
+        Severity::Error => DiagnosticSeverity::ERROR,
+        Severity::Warning => DiagnosticSeverity::WARNING,
+        Severity::Information => DiagnosticSeverity::INFORMATION,
+        Severity::Hint => DiagnosticSeverity::HINT,
+    }
+}

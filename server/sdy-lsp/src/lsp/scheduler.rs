@@ -1,0 +1,193 @@
+//! The analysis worker: one thread, off tower-lsp's I/O task, that turns document
+//! revisions into [`Analyzed`] results and diagnostics.
+//!
+//! * **Coalescing.** The queue holds documents, not revisions: the worker always takes a
+//!   snapshot of a document's newest revision, so revisions superseded while waiting are
+//!   never analysed.
+//! * **Debounce only while busy.** An edit to a document with no analysis pending or
+//!   running is analysed at once (keystroke → diagnostics is then the analysis cost);
+//!   an edit that arrives while one is pending or running (a burst of typing) sets the
+//!   next start to `debounce` after it, so a burst costs one analysis at its end. After
+//!   `didOpen` the analysis starts at once.
+//! * **Cancellation.** Before each chunk the worker checks whether the document changed;
+//!   if so it stops, keeps the chunks it finished for reuse, and moves on to the newest
+//!   revision. Results of an outdated revision are never published.
+//! * **Panics** in the analysis of a chunk are caught and logged; the chunk has no
+//!   result (and no diagnostics) until it changes, the rest of the document is analysed
+//!   as usual.
+
+use super::analysis::{reuse, Analyzed, AnalyzedChunk, ChunkResult};
+use super::capabilities::ClientConfig;
+use super::diagnostics;
+use super::documents::{Documents, Job};
+use super::outgoing::{Outbox, Outgoing};
+use super::panic::guard;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+use tower_lsp::lsp_types::Url;
+
+#[derive(Default)]
+struct Queue {
+    /// Documents to analyse, with the time their analysis may start.
+    due: HashMap<Url, Instant>,
+    /// The document being analysed.
+    busy: Option<Url>,
+    stop: bool,
+}
+
+/// What asks for an analysis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trigger {
+    Open,
+    Change,
+}
+
+pub struct Scheduler {
+    queue: Mutex<Queue>,
+    wake: Condvar,
+    debounce_ms: AtomicU64,
+}
+
+impl Scheduler {
+    pub fn new(debounce: Duration) -> Scheduler {
+        Scheduler {
+            queue: Mutex::default(),
+            wake: Condvar::new(),
+            debounce_ms: AtomicU64::new(debounce.as_millis() as u64),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn set_debounce(&self, d: Duration) {
+        self.debounce_ms.store(d.as_millis() as u64, Ordering::SeqCst);
+    }
+
+    /// Asks for an analysis of `uri`'s newest revision.
+    pub fn request(&self, uri: &Url, trigger: Trigger) {
+        let now = Instant::now();
+        let mut q = self.lock();
+        let busy = q.busy.as_ref() == Some(uri) || q.due.contains_key(uri);
+        let at = if trigger == Trigger::Change && busy {
+            now + Duration::from_millis(self.debounce_ms.load(Ordering::SeqCst))
+        } else {
+            now
+        };
+        q.due.insert(uri.clone(), at);
+        drop(q);
+        self.wake.notify_all();
+    }
+
+    /// Drops a pending analysis (the document was closed).
+    pub fn forget(&self, uri: &Url) {
+        self.lock().due.remove(uri);
+    }
+
+    pub fn stop(&self) {
+        self.lock().stop = true;
+        self.wake.notify_all();
+    }
+
+    /// Waits for the next document whose analysis is due; `None` once stopped.
+    fn next(&self) -> Option<Url> {
+        let mut q = self.lock();
+        q.busy = None;
+        loop {
+            if q.stop {
+                return None;
+            }
+            let now = Instant::now();
+            let first = q.due.iter().min_by_key(|(_, &t)| t).map(|(u, &t)| (u.clone(), t));
+            match first {
+                Some((uri, t)) if t <= now => {
+                    q.due.remove(&uri);
+                    q.busy = Some(uri.clone());
+                    return Some(uri);
+                }
+                Some((_, t)) => {
+                    q = self.wake.wait_timeout(q, t - now).unwrap_or_else(|e| e.into_inner()).0;
+                }
+                None => q = self.wake.wait(q).unwrap_or_else(|e| e.into_inner()),
+            }
+        }
+    }
+}
+
+/// What the worker shares with the handlers.
+pub struct WorkerCtx {
+    pub docs: Arc<Documents>,
+    pub sched: Arc<Scheduler>,
+    pub out: Outbox,
+    pub config: Arc<OnceLock<ClientConfig>>,
+    pub test_hooks: bool,
+}
+
+/// Starts the worker thread; it ends after [`Scheduler::stop`].
+pub fn start(cx: WorkerCtx) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new().name("sdy-analysis".into()).spawn(move || {
+        while let Some(uri) = cx.sched.next() {
+            if let Some(job) = cx.docs.job(&uri) {
+                run(&cx, job);
+            }
+        }
+    })
+}
+
+/// Analyses one revision: reuses unchanged chunks, analyses the others, publishes.
+fn run(cx: &WorkerCtx, job: Job) {
+    let t0 = Instant::now();
+    let mut chunks = Vec::with_capacity(job.chunks.len());
+    let mut fresh = Vec::new();
+    for chunk in &job.chunks {
+        let result = match reuse(&job.cache, chunk) {
+            Some(r) => Some(r),
+            None => {
+                if job.outdated() {
+                    // Keep the finished chunks for the next revision and move on to it.
+                    cx.docs.store(&job, None, fresh);
+                    return;
+                }
+                let what = format!(
+                    "the analysis of {} (bytes {}..{})",
+                    job.uri, chunk.span.start, chunk.span.end
+                );
+                let r = guard(&what, &cx.out, || ChunkResult::compute(&job.rope, chunk, cx.test_hooks));
+                r.ok().map(Arc::new).inspect(|r| fresh.push(r.clone()))
+            }
+        };
+        chunks.push(AnalyzedChunk { span: chunk.span, result });
+    }
+    let analysed = fresh.len();
+    let analyzed = Arc::new(Analyzed {
+        rev: job.rev,
+        version: job.version,
+        rope: job.rope.clone(),
+        lines: job.lines.clone(),
+        chunks,
+    });
+    let t_analysis = t0.elapsed();
+    if !cx.docs.store(&job, Some(analyzed.clone()), Vec::new()) {
+        return; // outdated: requests sent against it may use it; never published
+    }
+    let config = cx.config.get().cloned().unwrap_or_default();
+    let items =
+        guard("converting diagnostics", &cx.out, || diagnostics::to_lsp(&analyzed, &job.uri, &config));
+    if let Ok(items) = items {
+        let uri = job.uri.clone();
+        cx.out.send(Outgoing::Diagnostics { uri, version: job.version, rev: job.rev, items });
+    }
+    if config.trace_timing {
+        eprintln!(
+            "sdy-lsp: {} rev {}: analysed {analysed} of {} chunks in {:.1} ms, queued diagnostics at {:.1} ms",
+            job.uri,
+            job.rev,
+            job.chunks.len(),
+            t_analysis.as_secs_f64() * 1e3,
+            t0.elapsed().as_secs_f64() * 1e3
+        );
+    }
+}
