@@ -41,7 +41,9 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
         let p = e.path();
         if p.is_dir() {
             files_under(&p, out);
-        } else if p.to_string_lossy().ends_with(".mlir") || p.to_string_lossy().ends_with(".mlir.gz") {
+        } else if p.to_string_lossy().ends_with(".mlir")
+            || p.to_string_lossy().ends_with(".mlir.gz")
+        {
             out.push(p);
         }
     }

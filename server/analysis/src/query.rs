@@ -156,9 +156,7 @@ fn symbol_ref_in_op(op: &Op, rel: u32) -> Option<(String, Span)> {
         }
     }
     let named = op.inherent.iter().chain(dicts.into_iter().flat_map(|d| &d.entries));
-    named
-        .filter(|a: &&NamedAttr| a.span.touches(rel))
-        .find_map(|a| in_attr(a.value.as_ref()?, rel))
+    named.filter(|a: &&NamedAttr| a.span.touches(rel)).find_map(|a| in_attr(a.value.as_ref()?, rel))
 }
 
 fn in_attr(attr: &Attr, rel: u32) -> Option<(String, Span)> {

@@ -51,8 +51,15 @@ fn main() {
 #[allow(dead_code)]
 fn sizes() {
     use sdy_syntax::tree::*;
-    eprintln!("Op {} Type {} Attr {} NamedAttr {} ValueRef {} Signature {} Region {} Child {}",
-        std::mem::size_of::<Op>(), std::mem::size_of::<Type>(), std::mem::size_of::<Attr>(),
-        std::mem::size_of::<NamedAttr>(), std::mem::size_of::<ValueRef>(), std::mem::size_of::<Signature>(),
-        std::mem::size_of::<Region>(), std::mem::size_of::<Child>());
+    eprintln!(
+        "Op {} Type {} Attr {} NamedAttr {} ValueRef {} Signature {} Region {} Child {}",
+        std::mem::size_of::<Op>(),
+        std::mem::size_of::<Type>(),
+        std::mem::size_of::<Attr>(),
+        std::mem::size_of::<NamedAttr>(),
+        std::mem::size_of::<ValueRef>(),
+        std::mem::size_of::<Signature>(),
+        std::mem::size_of::<Region>(),
+        std::mem::size_of::<Child>()
+    );
 }

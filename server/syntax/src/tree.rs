@@ -334,7 +334,9 @@ pub enum Custom {
     Func(Box<FuncHeader>),
     Module(Box<ModuleHeader>),
     /// `sdy.mesh @name = <...>`
-    Mesh { sym: Box<Name> },
+    Mesh {
+        sym: Box<Name>,
+    },
     /// `#name = ...` / `!name = ...`
     Alias(Box<AliasDef>),
 }

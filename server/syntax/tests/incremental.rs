@@ -594,7 +594,6 @@ fn op_at_finds_the_innermost_op() {
 /// spelling in two ops has different element spans. Fails while the parser interns tuple
 /// kinds (with their element spans) by spelling across ops.
 #[test]
-#[ignore = "parser issue: interned tuple types share element spans between ops"]
 fn tuple_element_spans_are_per_op() {
     assert!(!tuple_element_spans_are_shared());
 }

@@ -49,7 +49,12 @@ fn convert(
     } else {
         for n in &d.notes {
             let p = text.position(n.span.start + base);
-            message.push_str(&format!("\nnote ({}:{}): {}", p.line + 1, p.character + 1, n.message));
+            message.push_str(&format!(
+                "\nnote ({}:{}): {}",
+                p.line + 1,
+                p.character + 1,
+                n.message
+            ));
         }
         None
     };

@@ -86,7 +86,9 @@ fn symbol_or_value(cx: &HoverCtx) -> Option<HoverResult> {
                     }
                 }
                 ValueDef::BlockArg { op, block, index, .. } => match &model.op(op).node.custom {
-                    Custom::Func(f) if block == 0 => format!("argument #{index} of `@{}`", f.sym.text),
+                    Custom::Func(f) if block == 0 => {
+                        format!("argument #{index} of `@{}`", f.sym.text)
+                    }
                     _ => format!("block argument #{index} of `{}`", model.op(op).name()),
                 },
             };
@@ -95,7 +97,8 @@ fn symbol_or_value(cx: &HoverCtx) -> Option<HoverResult> {
         Target::Symbol { name, kind: SymbolKind::Mesh, .. } => {
             let span = query::mesh_definition_span(model, name)?;
             let devices = model.mesh(name)?.mesh.as_ref().map(|m| m.device_count());
-            let what = devices.map_or(String::new(), |n| format!("mesh of {n} device{}", plural(n)));
+            let what =
+                devices.map_or(String::new(), |n| format!("mesh of {n} device{}", plural(n)));
             fenced(&snippet(cx.chunk.text(span)), &what)
         }
         Target::Symbol { name, kind: SymbolKind::Func, .. } => {

@@ -12,10 +12,20 @@ use tower_lsp::lsp_types::{Diagnostic, MessageType, Url};
 use tower_lsp::Client;
 
 pub enum Outgoing {
-    Diagnostics { uri: Url, version: i32, rev: u64, items: Vec<Diagnostic> },
+    Diagnostics {
+        uri: Url,
+        version: i32,
+        rev: u64,
+        items: Vec<Diagnostic>,
+    },
     /// Clears the diagnostics of a closed document.
-    Clear { uri: Url },
-    Log { typ: MessageType, message: String },
+    Clear {
+        uri: Url,
+    },
+    Log {
+        typ: MessageType,
+        message: String,
+    },
 }
 
 /// A handle to queue messages for the client.

@@ -298,7 +298,10 @@ mod tests {
         let offer = |l: &[PositionEncodingKind]| PositionEncoding::negotiate(Some(l));
         assert_eq!(PositionEncoding::negotiate(None), PositionEncoding::Utf16);
         assert_eq!(offer(&[PositionEncodingKind::UTF16]), PositionEncoding::Utf16);
-        assert_eq!(offer(&[PositionEncodingKind::UTF32, PositionEncodingKind::UTF8]), PositionEncoding::Utf8);
+        assert_eq!(
+            offer(&[PositionEncodingKind::UTF32, PositionEncodingKind::UTF8]),
+            PositionEncoding::Utf8
+        );
         assert_eq!(offer(&[PositionEncodingKind::UTF32]), PositionEncoding::Utf16);
     }
 

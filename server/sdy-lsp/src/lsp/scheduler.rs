@@ -155,7 +155,8 @@ fn run(cx: &WorkerCtx, job: Job) {
                     "the analysis of {} (bytes {}..{})",
                     job.uri, chunk.span.start, chunk.span.end
                 );
-                let r = guard(&what, &cx.out, || ChunkResult::compute(&job.rope, chunk, cx.test_hooks));
+                let r =
+                    guard(&what, &cx.out, || ChunkResult::compute(&job.rope, chunk, cx.test_hooks));
                 r.ok().map(Arc::new).inspect(|r| fresh.push(r.clone()))
             }
         };
@@ -174,8 +175,9 @@ fn run(cx: &WorkerCtx, job: Job) {
         return; // outdated: requests sent against it may use it; never published
     }
     let config = cx.config.get().cloned().unwrap_or_default();
-    let items =
-        guard("converting diagnostics", &cx.out, || diagnostics::to_lsp(&analyzed, &job.uri, &config));
+    let items = guard("converting diagnostics", &cx.out, || {
+        diagnostics::to_lsp(&analyzed, &job.uri, &config)
+    });
     if let Ok(items) = items {
         let uri = job.uri.clone();
         cx.out.send(Outgoing::Diagnostics { uri, version: job.version, rev: job.rev, items });

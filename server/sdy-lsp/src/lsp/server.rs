@@ -128,12 +128,16 @@ impl LanguageServer for Server {
         let d = params.text_document;
         let uri = d.uri.clone();
         let t0 = std::time::Instant::now();
-        let opened = self.notify("textDocument/didOpen", || self.docs.open(d.uri, d.version, &d.text));
+        let opened =
+            self.notify("textDocument/didOpen", || self.docs.open(d.uri, d.version, &d.text));
         if opened.is_some() {
             self.sched.request(&uri, Trigger::Open);
         }
         if self.config().trace_timing {
-            eprintln!("sdy-lsp: {uri}: opened (parsed) in {:.1} ms", t0.elapsed().as_secs_f64() * 1e3);
+            eprintln!(
+                "sdy-lsp: {uri}: opened (parsed) in {:.1} ms",
+                t0.elapsed().as_secs_f64() * 1e3
+            );
         }
     }
 
@@ -142,8 +146,9 @@ impl LanguageServer for Server {
         let version = params.text_document.version;
         let encoding = self.config().encoding;
         let changes = params.content_changes;
-        let applied =
-            self.notify("textDocument/didChange", || self.docs.change(&uri, version, changes, encoding));
+        let applied = self.notify("textDocument/didChange", || {
+            self.docs.change(&uri, version, changes, encoding)
+        });
         match applied {
             Some(Ok(())) => self.sched.request(&uri, Trigger::Change),
             Some(Err(ChangeError::NotOpen)) => {

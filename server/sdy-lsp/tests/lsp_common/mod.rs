@@ -165,7 +165,8 @@ impl TestServer {
 
     /// One `didChange` with the given content changes.
     pub async fn change(&mut self, uri: &str, version: i64, changes: Value) {
-        let params = json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": changes});
+        let params =
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": changes});
         self.notify("textDocument/didChange", params).await;
     }
 
@@ -223,7 +224,12 @@ pub fn render_hover(h: &Value) -> String {
     if h.is_null() {
         return "null".into();
     }
-    format!("{} {}\n{}", range(&h["range"]), h["contents"]["kind"], h["contents"]["value"].as_str().unwrap_or(""))
+    format!(
+        "{} {}\n{}",
+        range(&h["range"]),
+        h["contents"]["kind"],
+        h["contents"]["value"].as_str().unwrap_or("")
+    )
 }
 
 /// The position of the `nth` (0-based) occurrence of `needle` in `text`, plus `delta`

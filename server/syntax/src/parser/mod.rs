@@ -19,7 +19,7 @@ const MAX_DEPTH: u32 = 256;
 
 /// How many tokens past the cursor are always lexed. Lookahead never needs more
 /// (a longer look, e.g. at a huge result list, just sees the end of input).
-const LOOKAHEAD: usize = 64;
+const LOOKAHEAD: usize = 128;
 
 /// A token cursor over one piece of text (a chunk, or statements when re-parsing).
 ///
@@ -116,9 +116,12 @@ impl<'s> Parser<'s> {
 
     // ----- cursor -----
 
+    /// The token `n` places ahead. Past `LOOKAHEAD` it is always end of input, so what
+    /// the parser sees never depends on how far the lexer happens to have run.
     #[inline]
     pub(crate) fn nth(&self, n: usize) -> Token {
-        match self.tok(self.pos + n) {
+        let found = if n < LOOKAHEAD { self.tok(self.pos + n) } else { None };
+        match found {
             Some(t) => t,
             None => {
                 let end = self.src.len() as u32;
@@ -265,6 +268,12 @@ impl<'s> Parser<'s> {
         }
     }
 
+    pub(crate) fn in_failure(&self) -> bool {
+        self.in_failure
+    }
+    pub(crate) fn set_in_failure(&mut self, v: bool) {
+        self.in_failure = v;
+    }
     /// Starts a new failure: the next error is not chained to earlier ones.
     pub(crate) fn reset_failure(&mut self) {
         self.in_failure = false;

@@ -54,6 +54,7 @@ impl Parser<'_> {
         let outer_base = self.base;
         let outer_errors = std::mem::take(&mut self.errors);
         let outer_custom = self.custom_op.take();
+        let outer_failure = self.in_failure();
         self.base = start;
         self.in_failure_reset();
 
@@ -73,6 +74,7 @@ impl Parser<'_> {
         op.errors = std::mem::replace(&mut self.errors, outer_errors);
         self.base = outer_base;
         self.custom_op = outer_custom;
+        self.set_in_failure(outer_failure);
         Some(Child { offset: start - outer_base, op: node })
     }
 
@@ -262,7 +264,10 @@ impl Parser<'_> {
                 continue;
             }
             let what = if close == TokenKind::RParen { "')'" } else { "']'" };
-            self.expect(close, if close == TokenKind::RParen { "')' to end operand list" } else { what })?;
+            self.expect(
+                close,
+                if close == TokenKind::RParen { "')' to end operand list" } else { what },
+            )?;
             return Some(());
         }
     }

@@ -34,6 +34,8 @@ impl<'s> Parser<'s> {
         let text = self.text_from(start);
         let kind = match self.types.get(text) {
             Some(k) => k.clone(),
+            // Tuples hold element types with op-relative spans: never shared.
+            None if matches!(kind, TypeKind::Tuple(_)) => Arc::new(kind),
             None => {
                 let k = Arc::new(kind);
                 self.types.insert(text, k.clone());
