@@ -2,25 +2,13 @@
 mod lsp_common;
 
 use expect_test::expect;
-use lsp_common::{fixture, pos16, render_diagnostics, TestServer, URI};
+use lsp_common::{fixture, pos16, render_diagnostics, replace, TestServer, URI};
 use serde_json::{json, Value};
 
 /// The diagnostics a fresh server publishes for `text`.
 async fn fresh(text: &str) -> String {
     let mut s = TestServer::start().await;
     render_diagnostics(&s.open_and_wait(text).await)
-}
-
-/// A content change replacing the `nth` `needle` of `text` (UTF-16 positions).
-fn replace(text: &str, needle: &str, nth: usize, new: &str) -> Value {
-    let (l0, c0) = pos16(text, needle, nth, 0);
-    let (l1, c1) = pos16(text, needle, nth, needle.encode_utf16().count());
-    json!({"range": {"start": {"line": l0, "character": c0}, "end": {"line": l1, "character": c1}}, "text": new})
-}
-
-fn apply(text: &str, needle: &str, nth: usize, new: &str) -> String {
-    let at = text.match_indices(needle).nth(nth).unwrap().0;
-    format!("{}{new}{}", &text[..at], &text[at + needle.len()..])
 }
 
 #[tokio::test]
@@ -61,8 +49,7 @@ async fn incremental_changes_update_diagnostics() {
     s.open_and_wait(&text).await;
 
     // Fix the unknown axis (after non-ASCII text on the same line: UTF-16 range).
-    let change = replace(&text, "{\"w\"}", 0, "{\"y\"}");
-    let text = apply(&text, "{\"w\"}", 0, "{\"y\"}");
+    let (change, text) = replace(&text, "{\"w\"}", 0, "{\"y\"}");
     s.change(URI, 2, json!([change])).await;
     let (d, _) = s.diagnostics_for(URI, 2).await;
     expect![[r#"
@@ -77,24 +64,14 @@ async fn incremental_changes_update_diagnostics() {
 
     // Two changes in one notification, the second in the coordinates after the first:
     // remove the duplicate mesh, then define %b.
-    let c1 = replace(&text, "sdy.mesh @mesh = <[\"x\"=2]>\n", 0, "");
-    let text = apply(&text, "sdy.mesh @mesh = <[\"x\"=2]>\n", 0, "");
-    let c2 = replace(
-        &text,
-        "  %0 = stablehlo.add %a, %b",
-        0,
-        "  %b = stablehlo.abs %a : tensor<4xf32>\n  %0 = stablehlo.add %a, %b",
-    );
-    let text = apply(
-        &text,
-        "  %0 = stablehlo.add %a, %b",
-        0,
-        "  %b = stablehlo.abs %a : tensor<4xf32>\n  %0 = stablehlo.add %a, %b",
-    );
+    let (c1, text) = replace(&text, "sdy.mesh @mesh = <[\"x\"=2]>\n", 0, "");
+    let new = "  %b = stablehlo.abs %a : tensor<4xf32>\n  %0 = stablehlo.add %a, %b";
+    let (c2, text) = replace(&text, "  %0 = stablehlo.add %a, %b", 0, new);
     s.change(URI, 3, json!([c1, c2])).await;
     let (d, _) = s.diagnostics_for(URI, 3).await;
     expect![[r#"
         2:9-2:16 hint [sdy] mesh @unused is never used
+        10:9-10:14 hint [sdy] mesh @mesh is never used
     "#]]
     .assert_eq(&render_diagnostics(&d));
     assert_eq!(render_diagnostics(&d), fresh(&text).await);
@@ -108,6 +85,7 @@ async fn incremental_changes_update_diagnostics() {
     .await;
     let (d, _) = s.diagnostics_for(URI, 4).await;
     expect![[r#"
+        1:2-1:8 error [sdy] 'func.return' op has 1 operands, but enclosing function (@f) returns 0
         1:9-1:11 error [sdy] use of undeclared SSA value name
     "#]]
     .assert_eq(&render_diagnostics(&d));
@@ -118,12 +96,11 @@ async fn incremental_changes_update_diagnostics() {
 #[tokio::test]
 async fn rapid_changes_never_publish_stale_results() {
     let mut s = TestServer::start().await;
-    let mut text = fixture("errors.mlir");
+    let text = fixture("errors.mlir");
     s.open_and_wait(&text).await;
-    // Type `%q = %b` one character at a time at the end of a line of chunk 2, then
-    // delete it again, without waiting.
-    let (line, col) = pos16(&text, "// ünïcödé", 0, "// ünïcödé".encode_utf16().count());
-    let typed = " xyz";
+    // Type ` xyz` after `%b` (chunk 2) one character at a time, without waiting.
+    let (line, col) = pos16(&text, "%b", 0, 2);
+    let typed = "xyz";
     let mut version = 1;
     for (i, ch) in typed.chars().enumerate() {
         version += 1;
@@ -135,11 +112,11 @@ async fn rapid_changes_never_publish_stale_results() {
         )
         .await;
     }
-    text = apply(&text, "// ünïcödé", 0, &format!("// ünïcödé{typed}"));
+    let text = replace(&text, "%b", 0, &format!("%b{typed}")).1;
     // Also an edit in chunk 1 (its analysis is redone; chunk 2's may be reused).
     version += 1;
-    s.change(URI, version, json!([replace(&text, "@unused", 0, "@spare")])).await;
-    text = apply(&text, "@unused", 0, "@spare");
+    let (change, text) = replace(&text, "@unused", 0, "@spare");
+    s.change(URI, version, json!([change])).await;
     let (last, skipped) = s.diagnostics_for(URI, version).await;
     let mut seen = Vec::new();
     for m in &skipped {

@@ -12,8 +12,7 @@
 //! they all matched.
 
 use super::report;
-use sdy_analysis::diag::{Diagnostic, LineIndex, Origin, Severity};
-use sdy_analysis::syntax_diags::{first_parse_failure, syntax_diagnostics};
+use sdy_analysis::diag::{Diagnostic, LineIndex, Severity};
 use sdy_syntax::tree::Chunk;
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -111,28 +110,10 @@ pub fn run(args: &[String]) -> ExitCode {
 /// The diagnostics `sdy_opt` reports for a chunk: the first parse failure (its error
 /// and chained lines) if the chunk does not parse, else the verifier's.
 pub fn chunk_diagnostics(text: &str, chunk: &Chunk) -> Vec<Diagnostic> {
-    let syntax = syntax_diagnostics(chunk);
-    let first = first_parse_failure(&syntax);
-    if !first.is_empty() {
-        return first;
-    }
-    // ---- verifier hook: Shardy's and MLIR's verification of the parsed module ----
-    let model = sdy_analysis::model::Model::build(chunk);
-    let mut found = sdy_analysis::verify::verify_chunk(&model, text);
-    found.sort_by_key(|d| d.span.start);
-    // Undefined SSA names are parse errors in MLIR: they alone are reported.
-    let parse: Vec<Diagnostic> =
-        found.iter().filter(|d| matches!(d.origin, Origin::Parse { .. })).cloned().collect();
-    if !parse.is_empty() {
-        return parse;
-    }
-    found
-        .into_iter()
-        .filter(|d| {
-            d.origin == Origin::Verifier
-                && matches!(d.severity, Severity::Error | Severity::Warning)
-        })
-        .collect()
+    // Everything we know about the chunk, reduced to what sdy_opt would print: its first
+    // parse failure, else the verifier errors in MLIR's order and stopping rules.
+    let analysis = sdy_analysis::analyze_chunk(text, chunk);
+    sdy_analysis::verify::mlir_view(&analysis.diagnostics, &analysis.model)
 }
 
 // ----- -verify-diagnostics -----

@@ -24,7 +24,7 @@ pub struct ChunkResult {
     /// The chunk's top-level ops (the identity of the analysed text).
     top: Vec<Child>,
     /// The chunk's text.
-    pub src: Arc<str>,
+    pub src: Arc<String>,
     pub analysis: ChunkAnalysis,
     /// Built on the first position query.
     index: OnceLock<query::Index>,
@@ -34,13 +34,17 @@ impl ChunkResult {
     /// Analyses `chunk` of `rope`.
     pub fn compute(rope: &Rope, chunk: &Chunk, test_hooks: bool) -> ChunkResult {
         let range = chunk.span.start as usize..chunk.span.end as usize;
-        let src: String = rope.byte_slice(range).into();
+        // Exactly sized: a `collect` from the rope would grow (and copy) it up to 2x.
+        let mut src = String::with_capacity(range.len());
+        for piece in rope.byte_slice(range).chunks() {
+            src.push_str(piece);
+        }
         if test_hooks && src.contains(TEST_PANIC_MARKER) {
             panic!("analysis panic requested by the test marker");
         }
         let relative = Chunk { span: Span::new(0, chunk.span.len()), top: chunk.top.clone() };
         let analysis = sdy_analysis::analyze_chunk(&src, &relative);
-        ChunkResult { top: chunk.top.clone(), src: src.into(), analysis, index: OnceLock::new() }
+        ChunkResult { top: chunk.top.clone(), src: Arc::new(src), analysis, index: OnceLock::new() }
     }
 
     /// Whether this is the analysis of `chunk` (same top-level ops at the same offsets).

@@ -133,10 +133,20 @@ impl Documents {
         recovered.map_or(Ok(()), |m| Err(ChangeError::Recovered(m)))
     }
 
-    /// A snapshot of the current revision for the worker.
+    /// A snapshot of the current revision for the worker. The worker takes the reusable
+    /// chunk results and the previous analysis is dropped, so that results the new
+    /// revision cannot reuse are freed before it is analysed (requests of older revisions
+    /// hold their own reference, and new ones wait for the new revision anyway).
     pub fn job(&self, uri: &Url) -> Option<Job> {
-        let map = self.lock();
-        let e = map.get(uri)?;
+        let mut map = self.lock();
+        let e = map.get_mut(uri)?;
+        e.analyzed.send_if_modified(|slot| {
+            let outdated = slot.as_ref().is_some_and(|a| a.rev != e.rev.load(Ordering::SeqCst));
+            if outdated {
+                *slot = None;
+            }
+            false // waiters look for a newer revision: nothing to wake them for
+        });
         Some(Job {
             uri: uri.clone(),
             id: e.id,
@@ -146,7 +156,7 @@ impl Documents {
             rope: e.doc.text().clone(),
             lines: e.lines.clone(),
             chunks: e.doc.chunks().to_vec(),
-            cache: e.cache.clone(),
+            cache: std::mem::take(&mut e.cache),
         })
     }
 
@@ -167,14 +177,11 @@ impl Documents {
                 e.analyzed.send_replace(Some(a));
             }
             None => {
-                // What was computed, then the older results it did not replace (bounded).
-                let mut cache = partial;
+                // What was done, then older results (bounded), each once.
+                let mut cache: Vec<Arc<ChunkResult>> = Vec::new();
                 let bound = 2 * job.chunks.len() + 8;
-                for r in std::mem::take(&mut e.cache) {
-                    if cache.len() >= bound {
-                        break;
-                    }
-                    if !cache.iter().any(|c| Arc::ptr_eq(c, &r)) {
+                for r in partial.into_iter().chain(std::mem::take(&mut e.cache)) {
+                    if cache.len() < bound && !cache.iter().any(|c| Arc::ptr_eq(c, &r)) {
                         cache.push(r);
                     }
                 }

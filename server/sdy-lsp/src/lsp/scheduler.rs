@@ -138,31 +138,36 @@ pub fn start(cx: WorkerCtx) -> std::io::Result<std::thread::JoinHandle<()>> {
 }
 
 /// Analyses one revision: reuses unchanged chunks, analyses the others, publishes.
-fn run(cx: &WorkerCtx, job: Job) {
+fn run(cx: &WorkerCtx, mut job: Job) {
     let t0 = Instant::now();
+    // Results this revision can reuse; the others are freed before analysing.
+    let reused: Vec<Option<Arc<ChunkResult>>> =
+        job.chunks.iter().map(|c| reuse(&job.cache, c)).collect();
+    job.cache.clear();
     let mut chunks = Vec::with_capacity(job.chunks.len());
-    let mut fresh = Vec::new();
-    for chunk in &job.chunks {
-        let result = match reuse(&job.cache, chunk) {
-            Some(r) => Some(r),
+    let mut analysed = 0;
+    for (chunk, reused_result) in job.chunks.iter().zip(&reused) {
+        let result = match reused_result {
+            Some(r) => Some(r.clone()),
             None => {
                 if job.outdated() {
-                    // Keep the finished chunks for the next revision and move on to it.
-                    cx.docs.store(&job, None, fresh);
+                    // Keep what is done, and what was to be reused, for the next revision.
+                    let done = chunks.iter().filter_map(|c: &AnalyzedChunk| c.result.clone());
+                    cx.docs.store(&job, None, done.chain(reused.into_iter().flatten()).collect());
                     return;
                 }
+                analysed += 1;
                 let what = format!(
                     "the analysis of {} (bytes {}..{})",
                     job.uri, chunk.span.start, chunk.span.end
                 );
                 let r =
                     guard(&what, &cx.out, || ChunkResult::compute(&job.rope, chunk, cx.test_hooks));
-                r.ok().map(Arc::new).inspect(|r| fresh.push(r.clone()))
+                r.ok().map(Arc::new)
             }
         };
         chunks.push(AnalyzedChunk { span: chunk.span, result });
     }
-    let analysed = fresh.len();
     let analyzed = Arc::new(Analyzed {
         rev: job.rev,
         version: job.version,

@@ -84,10 +84,12 @@ impl TestServer {
         s
     }
 
-    /// Sends a request; `Ok(result)` or `Err(error object)`.
+    /// Sends a request; `Ok(result)` or `Err(error object)`. Null `params` are left out.
     pub async fn request(&mut self, method: &str, params: Value) -> Result<Value, Value> {
         self.next_id += 1;
-        let req = Request::build(method.to_string()).params(params).id(self.next_id).finish();
+        let b = Request::build(method.to_string()).id(self.next_id);
+        // `Value::Null`: no `params` member at all.
+        let req = if params.is_null() { b.finish() } else { b.params(params).finish() };
         self.call_raw(req).await
     }
 
@@ -232,20 +234,45 @@ pub fn render_hover(h: &Value) -> String {
     )
 }
 
-/// The position of the `nth` (0-based) occurrence of `needle` in `text`, plus `delta`
-/// characters, in UTF-16 code units.
-pub fn pos16(text: &str, needle: &str, nth: usize, delta: usize) -> (u32, u32) {
-    let start = text.match_indices(needle).nth(nth).expect("needle not found").0;
-    let line = text[..start].matches('\n').count();
-    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-    let col: usize = text[line_start..start].chars().map(char::len_utf16).sum();
-    (line as u32, (col + delta) as u32)
+/// The LSP position of byte `offset` of `text`, in UTF-16 code units.
+pub fn position16(text: &str, offset: usize) -> (u32, u32) {
+    let line = text[..offset].matches('\n').count();
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let col: usize = text[line_start..offset].chars().map(char::len_utf16).sum();
+    (line as u32, col as u32)
 }
 
 /// The same in bytes (UTF-8 code units).
+pub fn position8(text: &str, offset: usize) -> (u32, u32) {
+    let line = text[..offset].matches('\n').count();
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    (line as u32, (offset - line_start) as u32)
+}
+
+/// The byte offset of the `nth` (0-based) occurrence of `needle` in `text`.
+pub fn find(text: &str, needle: &str, nth: usize) -> usize {
+    text.match_indices(needle).nth(nth).unwrap_or_else(|| panic!("no {needle:?} #{nth}")).0
+}
+
+/// The UTF-16 position `delta` bytes into the `nth` occurrence of `needle`.
+pub fn pos16(text: &str, needle: &str, nth: usize, delta: usize) -> (u32, u32) {
+    position16(text, find(text, needle, nth) + delta)
+}
+
+/// The UTF-8 position `delta` bytes into the `nth` occurrence of `needle`.
 pub fn pos8(text: &str, needle: &str, nth: usize, delta: usize) -> (u32, u32) {
-    let start = text.match_indices(needle).nth(nth).expect("needle not found").0;
-    let line = text[..start].matches('\n').count();
-    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-    (line as u32, (start - line_start + delta) as u32)
+    position8(text, find(text, needle, nth) + delta)
+}
+
+/// A content change replacing the `nth` `needle` of `text` by `new` (UTF-16 range),
+/// and the text after it.
+pub fn replace(text: &str, needle: &str, nth: usize, new: &str) -> (Value, String) {
+    let at = find(text, needle, nth);
+    let (l0, c0) = position16(text, at);
+    let (l1, c1) = position16(text, at + needle.len());
+    let change = json!({
+        "range": {"start": {"line": l0, "character": c0}, "end": {"line": l1, "character": c1}},
+        "text": new
+    });
+    (change, format!("{}{new}{}", &text[..at], &text[at + needle.len()..]))
 }

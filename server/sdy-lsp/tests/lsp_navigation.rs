@@ -1,0 +1,179 @@
+//! Hover and go-to-definition, in UTF-16 and UTF-8 positions.
+mod lsp_common;
+
+use expect_test::expect;
+use lsp_common::{capabilities, fixture, pos16, pos8, range, render_hover, TestServer};
+use serde_json::Value;
+
+/// (needle, occurrence, bytes into it) for each probe.
+const PROBES: &[(&str, usize, usize)] = &[
+    ("%0:2", 0, 1),     // result group definition
+    ("%0#0", 0, 2),     // use of one result of the group
+    ("%arg0:", 0, 3),   // function argument definition
+    ("%arg0 :", 0, 1),  // its use
+    ("%1 =", 0, 1),     // single result
+    ("%c :", 0, 1),     // a value whose type is not written in the signature
+    ("@mesh,", 0, 2),   // mesh reference after "é😀" on the same line
+    ("@mesh =", 0, 0),  // mesh definition
+    ("@helper(", 0, 3), // function reference
+    ("@helper(", 1, 3), // function definition
+    ("@m2,", 0, 1),     // mesh of the second `// -----` chunk
+    ("%b :", 0, 1),     // value in the second chunk
+    ("@nowhere", 0, 1), // inside a comment: nothing
+    ("stablehlo.add", 0, 2),
+];
+
+async fn probe_all(s: &mut TestServer, text: &str, utf8: bool) -> String {
+    let mut out = String::new();
+    for &(needle, nth, delta) in PROBES {
+        let (line, col) =
+            if utf8 { pos8(text, needle, nth, delta) } else { pos16(text, needle, nth, delta) };
+        let h = s.hover(line, col).await.expect("hover failed");
+        let d = s.definition(line, col).await.expect("definition failed");
+        let def = if d.is_null() { "null".to_string() } else { range(&d["range"]) };
+        out.push_str(&format!(
+            "== {needle} @{line}:{col}  definition: {def}\n{}\n",
+            render_hover(&h)
+        ));
+    }
+    out
+}
+
+#[tokio::test]
+async fn hover_and_definition_utf16() {
+    let mut s = TestServer::start().await;
+    let text = fixture("nav.mlir");
+    let d = s.open_and_wait(&text).await;
+    assert_eq!(d["diagnostics"], Value::Array(vec![]), "fixture has diagnostics: {d}");
+    expect![[r#"
+        == %0:2 @3:3  definition: 3:2-3:4
+        3:2-3:4 "markdown"
+        ```mlir
+        %0#0 : tensor<8x8xf32>
+        %0#1 : tensor<8xf32>
+        ```
+
+        results of `func.call`
+        == %0#0 @4:23  definition: 3:2-3:4
+        4:21-4:25 "markdown"
+        ```mlir
+        %0#0 : tensor<8x8xf32>
+        ```
+
+        result #0 of `func.call`
+        == %arg0: @2:19  definition: 2:16-2:21
+        2:16-2:21 "markdown"
+        ```mlir
+        %arg0 : tensor<8x8xf32>
+        ```
+
+        argument #0 of `@main`
+        == %arg0 : @4:28  definition: 2:16-2:21
+        4:27-4:32 "markdown"
+        ```mlir
+        %arg0 : tensor<8x8xf32>
+        ```
+
+        argument #0 of `@main`
+        == %1 = @4:3  definition: 4:2-4:4
+        4:2-4:4 "markdown"
+        ```mlir
+        %1 : tensor<8x8xf32>
+        ```
+
+        result of `stablehlo.add`
+        == %c : @9:14  definition: 8:2-8:4
+        9:13-9:15 "markdown"
+        ```mlir
+        %c : <unknown type>
+        ```
+
+        result of `stablehlo.constant`
+        == @mesh, @2:89  definition: 1:9-1:14
+        2:87-2:92 "markdown"
+        ```mlir
+        sdy.mesh @mesh = <["x"=2, "y"=4]>
+        ```
+
+        mesh of 8 devices
+        == @mesh = @1:9  definition: 1:9-1:14
+        1:9-1:14 "markdown"
+        ```mlir
+        sdy.mesh @mesh = <["x"=2, "y"=4]>
+        ```
+
+        mesh of 8 devices
+        == @helper( @3:17  definition: 7:18-7:25
+        3:14-3:21 "markdown"
+        ```mlir
+        func.func private @helper
+        ```
+
+        1 argument, 2 results
+        == @helper( @7:21  definition: 7:18-7:25
+        7:18-7:25 "markdown"
+        ```mlir
+        func.func private @helper
+        ```
+
+        1 argument, 2 results
+        == @m2, @15:67  definition: 14:9-14:12
+        15:66-15:69 "markdown"
+        ```mlir
+        sdy.mesh @m2 = <["z"=2]>
+        ```
+
+        mesh of 2 devices
+        == %b : @16:10  definition: 15:18-15:20
+        16:9-16:11 "markdown"
+        ```mlir
+        %b : tensor<4xf32>
+        ```
+
+        argument #0 of `@second`
+        == @nowhere @16:35  definition: null
+        null
+        == stablehlo.add @4:9  definition: null
+        null
+    "#]]
+    .assert_eq(&probe_all(&mut s, &text, false).await);
+}
+
+/// With UTF-8 positions the same probes give the same answers, columns in bytes.
+#[tokio::test]
+async fn hover_and_definition_utf8() {
+    let mut s = TestServer::new();
+    let r = s.initialize(capabilities(&["utf-8", "utf-16"])).await;
+    assert_eq!(r["capabilities"]["positionEncoding"], "utf-8");
+    let text = fixture("nav.mlir");
+    s.open_and_wait(&text).await;
+    let utf8 = probe_all(&mut s, &text, true).await;
+
+    let mut s16 = TestServer::start().await;
+    s16.open_and_wait(&text).await;
+    let utf16 = probe_all(&mut s16, &text, false).await;
+    // Only the columns on lines with non-ASCII text before them differ.
+    let differing = utf8.lines().zip(utf16.lines()).filter(|(a, b)| a != b).count();
+    assert!(differing > 0);
+    for (a, b) in utf8.lines().zip(utf16.lines()) {
+        if a != b {
+            assert!(a.starts_with("==") || a.starts_with(char::is_numeric), "{a}\n{b}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn plain_text_hover_without_markdown() {
+    let mut s = TestServer::new();
+    s.initialize(serde_json::json!({})).await;
+    let text = fixture("nav.mlir");
+    s.open_and_wait(&text).await;
+    let (line, col) = pos16(&text, "%1 =", 0, 1);
+    let h = s.hover(line, col).await.unwrap();
+    expect![[r#"
+        4:2-4:4 "plaintext"
+        %1 : tensor<8x8xf32>
+
+        result of stablehlo.add"#]]
+    .assert_eq(&render_hover(&h));
+}

@@ -1,0 +1,182 @@
+//! Whole-process tests: the built `sdy-lsp` binary over stdio, driven by transcripts.
+//!
+//! A transcript (`tests/transcripts/NAME.lsp`) is a list of lines:
+//!
+//! * `# ...` and blank lines: comments;
+//! * `args ARG...`: command-line arguments (before anything is sent; default none);
+//! * `env KEY=VALUE`: an environment variable for the server (idem);
+//! * `-> {json}`: a message to send (the `jsonrpc` member and the framing are added);
+//! * `-> open URI FIXTURE`: `didOpen` of `tests/lsp_fixtures/FIXTURE`, version 1;
+//! * `<- #ID` or `<- METHOD`: wait for the response to request `ID`, or for the next
+//!   notification `METHOD` (others on the way are recorded too); `<- A, B`: wait for
+//!   both, in any order (they are recorded in the order listed);
+//! * `exit-within MS`: wait for the process to end, stdin still open.
+//!
+//! Everything the server sent is recorded, pretty-printed, and compared with
+//! `tests/transcripts/NAME.expected` (`UPDATE_EXPECT=1` rewrites it).
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+struct Process {
+    child: Child,
+    stdin: ChildStdin,
+    messages: mpsc::Receiver<Value>,
+}
+
+impl Process {
+    fn start(args: &[String], env: &[(String, String)]) -> Process {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sdy-lsp"));
+        cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("cannot start sdy-lsp");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, messages) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stdout);
+            loop {
+                let mut len = None;
+                loop {
+                    let mut line = String::new();
+                    if r.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let line = line.trim_end();
+                    if line.is_empty() {
+                        break;
+                    }
+                    if let Some(v) = line.strip_prefix("Content-Length:") {
+                        len = v.trim().parse::<usize>().ok();
+                    }
+                }
+                let mut body = vec![0; len.expect("Content-Length")];
+                if r.read_exact(&mut body).is_err() {
+                    return;
+                }
+                if tx.send(serde_json::from_slice(&body).expect("JSON")).is_err() {
+                    return;
+                }
+            }
+        });
+        Process { child, stdin, messages }
+    }
+
+    fn send(&mut self, mut msg: Value) {
+        msg["jsonrpc"] = json!("2.0");
+        let body = serde_json::to_vec(&msg).unwrap();
+        write!(self.stdin, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
+        self.stdin.write_all(&body).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn next(&mut self) -> Value {
+        self.messages.recv_timeout(TIMEOUT).expect("no message from the server")
+    }
+}
+
+fn run_transcript(name: &str) {
+    let dir = format!("{}/tests", env!("CARGO_MANIFEST_DIR"));
+    let script = std::fs::read_to_string(format!("{dir}/transcripts/{name}.lsp")).unwrap();
+    let mut args = Vec::new();
+    let mut env = Vec::new();
+    let mut process: Option<Process> = None;
+    let mut log = String::new();
+    for line in script.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("args ") {
+            args = rest.split_whitespace().map(String::from).collect();
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("env ") {
+            let (k, v) = rest.split_once('=').expect("env KEY=VALUE");
+            env.push((k.to_string(), v.to_string()));
+            continue;
+        }
+        let p = process.get_or_insert_with(|| Process::start(&args, &env));
+        if let Some(rest) = line.strip_prefix("-> open ") {
+            let (uri, file) = rest.split_once(' ').expect("open URI FIXTURE");
+            let text = std::fs::read_to_string(format!("{dir}/lsp_fixtures/{file}")).unwrap();
+            let doc = json!({"uri": uri, "languageId": "mlir", "version": 1, "text": text});
+            p.send(json!({"method": "textDocument/didOpen", "params": {"textDocument": doc}}));
+            log.push_str(&format!("-> didOpen {uri} ({file})\n"));
+        } else if let Some(rest) = line.strip_prefix("-> ") {
+            let msg: Value = serde_json::from_str(rest).unwrap_or_else(|e| panic!("{rest}: {e}"));
+            let what = match (&msg["id"], &msg["method"]) {
+                (Value::Null, m) => m.as_str().unwrap().to_string(),
+                (id, m) => format!("#{id} {}", m.as_str().unwrap()),
+            };
+            p.send(msg);
+            log.push_str(&format!("-> {what}\n"));
+        } else if let Some(wants) = line.strip_prefix("<- ") {
+            let wants: Vec<&str> = wants.split(',').map(str::trim).collect();
+            let mut found: Vec<Option<Value>> = vec![None; wants.len()];
+            while found.iter().any(Option::is_none) {
+                let m = p.next();
+                let slot = wants.iter().zip(&found).position(|(want, f)| {
+                    f.is_none()
+                        && match want.strip_prefix('#') {
+                            Some(id) => {
+                                m["id"] == id.parse::<i64>().unwrap() && m.get("method").is_none()
+                            }
+                            None => m["method"] == *want,
+                        }
+                });
+                match slot {
+                    Some(i) => found[i] = Some(m),
+                    None => {
+                        log.push_str(&format!("<- {}\n", serde_json::to_string_pretty(&m).unwrap()))
+                    }
+                }
+            }
+            for m in found.into_iter().flatten() {
+                log.push_str(&format!("<- {}\n", serde_json::to_string_pretty(&m).unwrap()));
+            }
+        } else if let Some(ms) = line.strip_prefix("exit-within ") {
+            let limit = Duration::from_millis(ms.parse().unwrap());
+            let t0 = Instant::now();
+            let status = loop {
+                if let Some(status) = p.child.try_wait().unwrap() {
+                    break status;
+                }
+                if t0.elapsed() > limit {
+                    let _ = p.child.kill();
+                    panic!("{name}: still running {ms} ms after exit (stdin open)");
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            };
+            log.push_str(&format!("exited within {ms} ms, stdin open: code {:?}\n", status.code()));
+        } else {
+            panic!("{name}: cannot read transcript line {line:?}");
+        }
+    }
+    if let Some(mut p) = process {
+        let _ = p.child.kill();
+        let _ = p.child.wait();
+    }
+    expect_test::expect_file![format!("{dir}/transcripts/{name}.expected")].assert_eq(&log);
+}
+
+#[test]
+fn basic_session() {
+    run_transcript("basic");
+}
+
+#[test]
+fn utf8_edits_and_diagnostics() {
+    run_transcript("utf8_edits");
+}
+
+#[test]
+fn panic_then_exit_without_shutdown() {
+    run_transcript("panic");
+}
