@@ -10,6 +10,10 @@
 //! deleting it again, and replacing a digit. `--check` compares the final tree with a
 //! fresh parse.
 
+/// The binary uses mimalloc; measure what it does.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use sdy_syntax::document::{Document, EditStats};
 use sdy_syntax::parser;
 use std::time::{Duration, Instant};

@@ -30,6 +30,10 @@ pub struct Parser<'s> {
     lexer: logos::Lexer<'s, TokenKind>,
     /// The token window; `toks[0]` has the global index `first`.
     toks: Vec<Token>,
+    /// For each token of the window: whether a line break precedes it.
+    nl: Vec<bool>,
+    /// End of the last token put in the window.
+    last_end: usize,
     first: usize,
     lexed_all: bool,
     /// Global index of the current token.
@@ -55,6 +59,8 @@ impl<'s> Parser<'s> {
             src,
             lexer: TokenKind::lexer(src),
             toks: Vec::with_capacity(8192),
+            nl: Vec::with_capacity(8192),
+            last_end: 0,
             first: 0,
             lexed_all: false,
             pos: 0,
@@ -89,6 +95,11 @@ impl<'s> Parser<'s> {
                         continue;
                     }
                     let span = self.lexer.span();
+                    // Gaps are mostly one space: a plain loop beats memchr here.
+                    let gap = &self.src.as_bytes()[self.last_end..span.start];
+                    let nl = gap.iter().any(|&b| b == b'\n');
+                    self.nl.push(nl || (self.toks.is_empty() && self.first == 0));
+                    self.last_end = span.end;
                     self.toks.push(Token { kind, start: span.start as u32, end: span.end as u32 });
                 }
                 None => {
@@ -105,6 +116,7 @@ impl<'s> Parser<'s> {
         if self.pos > self.first + 4096 {
             let drop = self.pos - 1 - self.first;
             self.toks.drain(..drop);
+            self.nl.drain(..drop);
             self.first += drop;
         }
     }
@@ -194,15 +206,18 @@ impl<'s> Parser<'s> {
     }
     pub(crate) fn nl_before_nth(&self, n: usize) -> bool {
         let i = self.pos + n;
-        if i == 0 {
-            return true;
+        if n >= LOOKAHEAD {
+            return true; // as `nth`: past the lookahead is the end of input
         }
-        let prev_end = match self.tok(i - 1) {
+        if let Some(&nl) = i.checked_sub(self.first).and_then(|k| self.nl.get(k)) {
+            return nl;
+        }
+        // End of input: is there a line break after the last token?
+        let prev_end = match i.checked_sub(1).and_then(|j| self.tok(j)) {
             Some(t) => t.end as usize,
             None => return true,
         };
-        let start = self.tok(i).map_or(self.src.len(), |t| t.start as usize);
-        self.src.as_bytes()[prev_end..start].contains(&b'\n')
+        self.src.as_bytes()[prev_end..].contains(&b'\n')
     }
     pub(crate) fn save(&self) -> usize {
         self.pos
