@@ -31,6 +31,9 @@ pub enum Origin {
     Verifier,
     /// A check of our own (hints); never shown by `opt`.
     Lint,
+    /// Emitted by an `opt` pass while it runs (e.g. the sharding rule registry's
+    /// "unknown op" warnings).
+    Pass,
 }
 
 /// When MLIR's verifier runs the check behind a verifier diagnostic. The MLIR view

@@ -40,7 +40,7 @@ pub fn site_label(model: &Model, op: OpId, site: &Site) -> String {
         Custom::Func(f) => format!("`@{}`", f.sym.text),
         _ => format!("`{name}`"),
     };
-    let result = |i: u32| info.results.get(i as usize).map(|&v| model.value(v).name.clone());
+    let result = |i: u32| info.results.get(i as usize).map(|&v| model.value(v).name.to_string());
     let operand = |i: u32| {
         info.node.operands.get(i as usize).map(|r| match r.index {
             Some(k) => format!("{}#{k}", r.name),
@@ -58,12 +58,12 @@ pub fn site_label(model: &Model, op: OpId, site: &Site) -> String {
         Site::Result(i) => named(format!("result {i} of `{name}`"), result(*i)),
         Site::FuncArg(i) => {
             let arg = info.region_args.first().and_then(|a| a.get(*i as usize));
-            named(format!("argument {i} of {func}"), arg.map(|&v| model.value(v).name.clone()))
+            named(format!("argument {i} of {func}"), arg.map(|&v| model.value(v).name.to_string()))
         }
         Site::FuncResult(i) => format!("result {i} of {func}"),
         Site::BlockArg { region, block, index } => named(
             format!("block argument {index} of `{name}`"),
-            block_arg(model, op, *region, *block, *index).map(|v| model.value(v).name.clone()),
+            block_arg(model, op, *region, *block, *index).map(|v| model.value(v).name.to_string()),
         ),
         Site::Inherent { key, index: Some(i) } if key == "in_shardings" => {
             named(format!("operand {i} of `{name}`"), operand(*i))

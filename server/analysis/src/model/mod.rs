@@ -4,10 +4,13 @@
 
 pub mod sharding;
 
-use sdy_syntax::tree::{Chunk, Custom, Op, SigForm, StmtKind, Type};
+use rustc_hash::FxHashMap;
+use sdy_syntax::tree::{Child, Chunk, Custom, Op, SigForm, StmtKind, Str, Type};
 use sdy_syntax::Span;
 use sharding::Mesh;
+use smallvec::SmallVec;
 use std::collections::HashMap;
+use std::fmt::Write;
 use std::sync::Arc;
 
 pub type OpId = u32;
@@ -22,8 +25,8 @@ pub struct OpInfo {
     /// Which region of the parent holds this op.
     pub region: u32,
     /// Operands, resolved (`None` when the name is undefined).
-    pub operands: Vec<Option<ValueId>>,
-    pub results: Vec<ValueId>,
+    pub operands: SmallVec<[Option<ValueId>; 2]>,
+    pub results: SmallVec<[ValueId; 2]>,
     /// Block arguments of each region (entry block first), for region ops.
     pub region_args: Vec<Vec<ValueId>>,
 }
@@ -64,12 +67,14 @@ pub enum ValueDef {
 
 #[derive(Clone, Debug)]
 pub struct ValueInfo {
-    pub name: String,
+    /// The name as written: `%0`, `%arg1`, `%5#1` for the second value of `%5:2`.
+    pub name: Str,
     pub def: ValueDef,
     /// Absolute span of the defining name (`%0` of `%0:2`, `%arg0`).
     pub span: Span,
     pub ty: Option<Type>,
-    pub uses: Vec<Use>,
+    /// Most values have one use: kept inline.
+    pub uses: SmallVec<[Use; 1]>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,29 +104,45 @@ pub struct Model {
     pub funcs: HashMap<String, OpId>,
     /// Uses of undefined SSA names: (using op, operand index, name span).
     pub undefined_uses: Vec<Use>,
+    /// `children(op)` is `child_list[child_start[op]..child_start[op + 1]]`.
+    child_start: Vec<u32>,
+    child_list: Vec<OpId>,
 }
 
 impl Model {
     pub fn build(chunk: &Chunk) -> Model {
-        let mut b = Builder { m: Model::default(), scopes: Vec::new() };
         let (offset, body) = chunk.module_body();
         let base = chunk.span.start + offset;
-        b.scopes.push(HashMap::new());
+        let (mut ops, mut values) = (0, 0);
+        count(body, &mut ops, &mut values);
+        let mut b = Builder {
+            m: Model::default(),
+            names: FxHashMap::default(),
+            undo: Vec::new(),
+            pending: Vec::new(),
+        };
+        b.m.ops.reserve_exact(ops);
+        b.m.values.reserve_exact(values);
+        b.names.reserve(values.min(1 << 16));
+        let mut top = Vec::new();
         for c in body {
             if c.op.kind != StmtKind::Op {
                 continue;
             }
-            let id = b.add_op(&c.op, base + c.offset, None, 0);
+            let start = base + c.offset;
+            let id = b.add_op(&c.op, start, None, 0);
             b.m.top.push(id);
+            top.push((id, &*c.op, start));
         }
         // Results of top-level ops first, then bodies (functions are isolated scopes).
-        for &id in &b.m.top.clone() {
-            b.define_results(id);
+        for &(id, node, start) in &top {
+            b.define_results(id, node, start);
         }
-        for &id in &b.m.top.clone() {
-            b.resolve_operands(id);
-            b.walk_regions(id);
+        for &(id, node, start) in &top {
+            b.resolve_operands(id, node, start);
+            b.walk_regions(id, node, start);
         }
+        b.m.index_children();
         b.m.index_symbols();
         b.m
     }
@@ -134,6 +155,14 @@ impl Model {
     }
     pub fn mesh(&self, name: &str) -> Option<&MeshSymbol> {
         self.mesh_by_name.get(name).map(|&i| &self.meshes[i])
+    }
+
+    /// The ops nested directly in `op`'s regions, in region and source order.
+    pub fn children(&self, op: OpId) -> &[OpId] {
+        match (self.child_start.get(op as usize), self.child_start.get(op as usize + 1)) {
+            (Some(&a), Some(&b)) => &self.child_list[a as usize..b as usize],
+            _ => &[],
+        }
     }
 
     /// The chain of enclosing ops, innermost first.
@@ -155,6 +184,32 @@ impl Model {
     pub fn result_type(&self, op: OpId, index: usize) -> Option<&Type> {
         let info = self.op(op);
         info.results.get(index).and_then(|&v| self.value(v).ty.as_ref())
+    }
+
+    /// Lays out the children of every op in one array: counts, offsets, then ids in
+    /// id order (which is region and source order: the builder numbers the ops of a
+    /// region before anything nested in them, and region by region).
+    fn index_children(&mut self) {
+        let n = self.ops.len();
+        let mut start = vec![0u32; n + 1];
+        for op in &self.ops {
+            if let Some(p) = op.parent {
+                start[p as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut list = vec![0 as OpId; start[n] as usize];
+        for (id, op) in self.ops.iter().enumerate() {
+            if let Some(p) = op.parent {
+                list[fill[p as usize] as usize] = id as OpId;
+                fill[p as usize] += 1;
+            }
+        }
+        self.child_start = start;
+        self.child_list = list;
     }
 
     fn index_symbols(&mut self) {
@@ -225,49 +280,98 @@ pub fn written_result_type(op: &Op, index: usize) -> Option<&Type> {
     }
 }
 
-struct Builder {
+/// Builds the model in one walk over the tree. Names are bound in one hash map keyed by
+/// the names as written in the tree (no copies); entering a region records what each
+/// new binding shadowed and leaving it restores that, which is exactly a stack of
+/// per-region scopes searched innermost first, without a map per region.
+struct Builder<'a> {
     m: Model,
-    /// Name scopes, innermost last.
-    scopes: Vec<HashMap<String, ValueId>>,
+    names: FxHashMap<&'a str, ValueId>,
+    /// Bindings made since the start of the build: the name and what it shadowed.
+    undo: Vec<(&'a str, Option<ValueId>)>,
+    /// Ops of the regions being walked (a stack shared by the recursion).
+    pending: Vec<(OpId, &'a Op, u32)>,
 }
 
-impl Builder {
-    fn add_op(&mut self, node: &Arc<Op>, start: u32, parent: Option<OpId>, region: u32) -> OpId {
+/// How many ops and values a tree holds, to size the tables once.
+fn count(children: &[Child], ops: &mut usize, values: &mut usize) {
+    for c in children {
+        if c.op.kind != StmtKind::Op {
+            continue;
+        }
+        *ops += 1;
+        *values += c.op.num_results() as usize;
+        if let Custom::Func(f) = &c.op.custom {
+            *values += f.args.len();
+        }
+        for r in &c.op.regions {
+            for b in &r.blocks {
+                *values += b.args.len();
+                count(&b.ops, ops, values);
+            }
+        }
+    }
+}
+
+impl<'a> Builder<'a> {
+    fn add_op(&mut self, node: &'a Arc<Op>, start: u32, parent: Option<OpId>, region: u32) -> OpId {
         let id = self.m.ops.len() as OpId;
         self.m.ops.push(OpInfo {
             start,
             node: node.clone(),
             parent,
             region,
-            operands: Vec::new(),
-            results: Vec::new(),
+            operands: SmallVec::new(),
+            results: SmallVec::new(),
             region_args: Vec::new(),
         });
         id
     }
 
-    fn new_value(&mut self, name: String, def: ValueDef, span: Span, ty: Option<Type>) -> ValueId {
+    fn new_value(&mut self, name: Str, def: ValueDef, span: Span, ty: Option<Type>) -> ValueId {
         let id = self.m.values.len() as ValueId;
-        self.m.values.push(ValueInfo { name, def, span, ty, uses: Vec::new() });
+        self.m.values.push(ValueInfo { name, def, span, ty, uses: SmallVec::new() });
         id
     }
 
+    /// Binds `name` in the innermost scope.
+    fn bind(&mut self, name: &'a str, v: ValueId) {
+        let shadowed = self.names.insert(name, v);
+        self.undo.push((name, shadowed));
+    }
+
+    /// Leaves the scopes entered since the undo log had `mark` entries.
+    fn unbind_to(&mut self, mark: usize) {
+        while self.undo.len() > mark {
+            let (name, shadowed) = self.undo.pop().expect("undo entry");
+            match shadowed {
+                Some(v) => {
+                    self.names.insert(name, v);
+                }
+                None => {
+                    self.names.remove(name);
+                }
+            }
+        }
+    }
+
     /// Creates the op's result values and binds their names in the current scope.
-    fn define_results(&mut self, id: OpId) {
-        let node = self.m.ops[id as usize].node.clone();
-        let start = self.m.ops[id as usize].start;
+    fn define_results(&mut self, id: OpId, node: &'a Op, start: u32) {
         let mut index = 0u32;
-        let mut results = Vec::new();
+        let mut results = SmallVec::new();
         for g in &node.results {
+            let first = self.m.values.len() as ValueId;
             for k in 0..g.count {
-                let ty = written_result_type(&node, index as usize).cloned().or_else(|| {
-                    // `func.call` and friends: fall back to nothing.
-                    None
-                });
-                let name =
-                    if g.count == 1 { g.name.to_string() } else { format!("{}#{k}", g.name) };
+                let ty = written_result_type(node, index as usize).cloned();
+                let name = if g.count == 1 {
+                    g.name.clone()
+                } else {
+                    let mut n = Str::default();
+                    let _ = write!(n, "{}#{k}", g.name);
+                    n
+                };
                 let v = self.new_value(
-                    name.clone(),
+                    name,
                     ValueDef::Result { op: id, index },
                     g.span.shift(start),
                     ty,
@@ -275,23 +379,22 @@ impl Builder {
                 results.push(v);
                 index += 1;
             }
-            let first = results[results.len() - g.count as usize];
-            self.scopes.last_mut().expect("scope").insert(g.name.to_string(), first);
+            if g.count > 0 {
+                self.bind(&g.name, first);
+            }
         }
         self.m.ops[id as usize].results = results;
     }
 
-    fn resolve_operands(&mut self, id: OpId) {
-        let node = self.m.ops[id as usize].node.clone();
-        let start = self.m.ops[id as usize].start;
-        let mut operands = Vec::with_capacity(node.operands.len());
+    fn resolve_operands(&mut self, id: OpId, node: &'a Op, start: u32) {
+        let mut operands = SmallVec::with_capacity(node.operands.len());
         for (i, r) in node.operands.iter().enumerate() {
             let span = r.span.shift(start);
             let u = Use { op: id, operand: i as u32, span };
-            let found = self.lookup(&r.name).and_then(|first| {
-                let idx = r.index.unwrap_or(0);
-                self.result_at(first, idx)
-            });
+            let found = self
+                .names
+                .get(r.name.as_str())
+                .and_then(|&first| self.result_at(first, r.index.unwrap_or(0)));
             match found {
                 Some(v) => {
                     self.m.values[v as usize].uses.push(u);
@@ -319,64 +422,76 @@ impl Builder {
         }
     }
 
-    fn lookup(&self, name: &str) -> Option<ValueId> {
-        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
-    }
-
     /// Builds the op's regions: block arguments, nested ops, their values and uses.
-    fn walk_regions(&mut self, id: OpId) {
-        let node = self.m.ops[id as usize].node.clone();
-        let start = self.m.ops[id as usize].start;
+    fn walk_regions(&mut self, id: OpId, node: &'a Op, start: u32) {
+        if node.regions.is_empty() {
+            return;
+        }
+        let mut all_args = Vec::with_capacity(node.regions.len());
         for (ri, region) in node.regions.iter().enumerate() {
-            self.scopes.push(HashMap::new());
+            let mark = self.undo.len();
             let mut region_args = Vec::new();
             for (bi, block) in region.blocks.iter().enumerate() {
-                // Function arguments live in the func header; other block args in the block.
-                let args: Vec<(String, Span, Option<Type>)> = match (&node.custom, ri, bi) {
-                    (Custom::Func(f), 0, 0) => f
-                        .args
-                        .iter()
-                        .map(|a| (a.name.to_string(), a.span.shift(start), Some(a.ty.clone())))
-                        .collect(),
-                    _ => block
-                        .args
-                        .iter()
-                        .map(|a| (a.name.to_string(), a.span.shift(start), a.ty.clone()))
-                        .collect(),
+                let def = |index: usize| ValueDef::BlockArg {
+                    op: id,
+                    region: ri as u32,
+                    block: bi as u32,
+                    index: index as u32,
                 };
-                for (ai, (name, span, ty)) in args.into_iter().enumerate() {
-                    let def = ValueDef::BlockArg {
-                        op: id,
-                        region: ri as u32,
-                        block: bi as u32,
-                        index: ai as u32,
-                    };
-                    let v = self.new_value(name.clone(), def, span, ty);
-                    self.scopes.last_mut().expect("scope").insert(name, v);
-                    if bi == 0 {
-                        region_args.push(v);
+                // Function arguments live in the func header; other block args in the block.
+                match (&node.custom, ri, bi) {
+                    (Custom::Func(f), 0, 0) => {
+                        for (ai, a) in f.args.iter().enumerate() {
+                            let v = self.new_value(
+                                a.name.clone(),
+                                def(ai),
+                                a.span.shift(start),
+                                Some(a.ty.clone()),
+                            );
+                            self.bind(&a.name, v);
+                            region_args.push(v);
+                        }
+                    }
+                    _ => {
+                        for (ai, a) in block.args.iter().enumerate() {
+                            let v = self.new_value(
+                                a.name.clone(),
+                                def(ai),
+                                a.span.shift(start),
+                                a.ty.clone(),
+                            );
+                            self.bind(&a.name, v);
+                            if bi == 0 {
+                                region_args.push(v);
+                            }
+                        }
                     }
                 }
             }
-            self.m.ops[id as usize].region_args.push(region_args);
+            all_args.push(region_args);
             // All results of the region first (forward references within a region are
             // legal in MLIR's parser), then operands and nested regions.
-            let mut ids = Vec::new();
+            let base = self.pending.len();
             for block in &region.blocks {
                 for c in &block.ops {
                     if c.op.kind != StmtKind::Op {
                         continue;
                     }
-                    let child = self.add_op(&c.op, start + c.offset, Some(id), ri as u32);
-                    self.define_results(child);
-                    ids.push(child);
+                    let child_start = start + c.offset;
+                    let child = self.add_op(&c.op, child_start, Some(id), ri as u32);
+                    self.define_results(child, &c.op, child_start);
+                    self.pending.push((child, &c.op, child_start));
                 }
             }
-            for child in ids {
-                self.resolve_operands(child);
-                self.walk_regions(child);
+            let end = self.pending.len();
+            for k in base..end {
+                let (child, child_node, child_start) = self.pending[k];
+                self.resolve_operands(child, child_node, child_start);
+                self.walk_regions(child, child_node, child_start);
             }
-            self.scopes.pop();
+            self.pending.truncate(base);
+            self.unbind_to(mark);
         }
+        self.m.ops[id as usize].region_args = all_args;
     }
 }

@@ -17,6 +17,17 @@ pub fn print_module(m: &Module) -> String {
     p.out
 }
 
+/// Prints one op read from the source (at absolute offset `origin`) on its own, with
+/// the SSA names it has in the module: what MLIR's `appendOp` puts in a diagnostic
+/// note. `None` when no op has that origin.
+pub fn print_op_at(m: &Module, origin: u32) -> Option<String> {
+    let op = m.op_at(origin)?;
+    let names = names::assign(m);
+    let mut p = Printer { m, names: &names, out: String::new(), indent: 0, dialects: Vec::new() };
+    p.op(op);
+    Some(p.out)
+}
+
 struct Printer<'a> {
     m: &'a Module,
     names: &'a Names,

@@ -30,20 +30,19 @@ use sdy_syntax::Span;
 
 pub use view::mlir_view;
 
-/// What the rules need: the model, the source text, and each op's nested ops.
+/// What the rules need: the model and the source text.
 pub struct Ctx<'a> {
     pub model: &'a Model,
     pub src: &'a str,
-    children: Vec<Vec<OpId>>,
 }
 
 impl<'a> Ctx<'a> {
     pub fn new(model: &'a Model, src: &'a str) -> Ctx<'a> {
-        Ctx { model, src, children: children_of(model) }
+        Ctx { model, src }
     }
     /// The ops nested directly in `op`'s regions, in order.
-    pub fn children(&self, op: OpId) -> &[OpId] {
-        &self.children[op as usize]
+    pub fn children(&self, op: OpId) -> &'a [OpId] {
+        self.model.children(op)
     }
     /// The ops of each region of `op`, in order.
     pub fn regions(&self, op: OpId) -> Vec<Vec<OpId>> {
@@ -55,17 +54,6 @@ impl<'a> Ctx<'a> {
         }
         out
     }
-}
-
-/// For each op, the ops nested directly in it, in region and source order.
-pub fn children_of(model: &Model) -> Vec<Vec<OpId>> {
-    let mut children = vec![Vec::new(); model.ops.len()];
-    for (id, op) in model.ops.iter().enumerate() {
-        if let Some(p) = op.parent {
-            children[p as usize].push(id as OpId);
-        }
-    }
-    children
 }
 
 /// A rule violation: the message without the `'op' op ` prefix, the precise offending

@@ -31,9 +31,7 @@ pub fn check(cx: &Ctx) -> Vec<Diagnostic> {
         if let Custom::Mesh { .. } = op.node.custom {
             mesh_op(cx, op, &mut out);
         }
-        for (attr, custom) in op_attrs(op) {
-            walk_attr(cx, op, attr, custom, &mut out);
-        }
+        for_each_attr(op, |attr, custom| walk_attr(cx, op, attr, custom, &mut out));
         custom_type_kind(op, &mut out);
         operand_types(cx, id, &mut out);
     }
@@ -50,28 +48,19 @@ fn failure(lines: Vec<(u32, String)>, focus: Span, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// The attributes of an op, each with whether it is written in the op's custom syntax
-/// (errors then get the `custom op '<name>' ` prefix).
-fn op_attrs(op: &OpInfo) -> Vec<(&Attr, bool)> {
-    let mut out: Vec<(&Attr, bool)> = Vec::new();
+/// Calls `f` on each attribute of an op with whether it is written in the op's custom
+/// syntax (errors then get the `custom op '<name>' ` prefix).
+fn for_each_attr<'m>(op: &'m OpInfo, mut f: impl FnMut(&'m Attr, bool)) {
     let custom = !op.node.generic;
-    out.extend(op.node.inherent.iter().filter_map(|a| a.value.as_ref()).map(|a| (a, custom)));
-    out.extend(
-        op.node
-            .attrs
-            .iter()
-            .flat_map(|d| &d.entries)
-            .filter_map(|a| a.value.as_ref())
-            .map(|a| (a, false)),
-    );
-    if let Custom::Func(f) = &op.node.custom {
-        let dicts = f.args.iter().map(|a| &a.attrs).chain(f.results.iter().map(|r| &r.attrs));
-        let dicts = dicts.chain(std::iter::once(&f.fn_attrs));
-        for d in dicts.flatten() {
-            out.extend(d.entries.iter().filter_map(|a| a.value.as_ref()).map(|a| (a, false)));
-        }
+    op.node.inherent.iter().filter_map(|a| a.value.as_ref()).for_each(|a| f(a, custom));
+    let values =
+        |d: &'m sdy_syntax::tree::AttrDict| d.entries.iter().filter_map(|a| a.value.as_ref());
+    op.node.attrs.iter().flat_map(values).for_each(|a| f(a, false));
+    if let Custom::Func(f_) = &op.node.custom {
+        let dicts = f_.args.iter().map(|a| &a.attrs).chain(f_.results.iter().map(|r| &r.attrs));
+        let dicts = dicts.chain(std::iter::once(&f_.fn_attrs));
+        dicts.flatten().flat_map(values).for_each(|a| f(a, false));
     }
-    out
 }
 
 /// The offset of the first token at or after `offset`.
@@ -82,7 +71,6 @@ fn next_token(src: &str, offset: u32) -> u32 {
 
 /// An attribute and everything inside it.
 fn walk_attr(cx: &Ctx, op: &OpInfo, attr: &Attr, custom: bool, out: &mut Vec<Diagnostic>) {
-    let prefix = if custom { msg::custom_op_prefix(op.name()) } else { String::new() };
     match &attr.kind {
         AttrKind::Array(items) => items.iter().for_each(|a| walk_attr(cx, op, a, custom, out)),
         AttrKind::Dict(d) => d
@@ -91,11 +79,11 @@ fn walk_attr(cx: &Ctx, op: &OpInfo, attr: &Attr, custom: bool, out: &mut Vec<Dia
             .filter_map(|a| a.value.as_ref())
             .for_each(|a| walk_attr(cx, op, a, custom, out)),
         AttrKind::Sdy(s) => match &**s {
-            SdyAttr::Sharding(sh) => inline_mesh(cx, op, &sh.mesh, &prefix, out),
+            SdyAttr::Sharding(sh) => inline_mesh(cx, op, &sh.mesh, custom, out),
             // The custom `sdy.mesh` syntax is checked with its op.
             SdyAttr::Mesh(m) if !custom => standalone_mesh(cx, op, m, "", out),
             SdyAttr::PerValue(p) => {
-                p.shardings.iter().for_each(|sh| inline_mesh(cx, op, &sh.mesh, &prefix, out))
+                p.shardings.iter().for_each(|sh| inline_mesh(cx, op, &sh.mesh, custom, out))
             }
             SdyAttr::Opaque => {
                 if let Some(e) = edges::parse(cx.src, attr, op.start) {
@@ -204,12 +192,15 @@ fn standalone_mesh(cx: &Ctx, op: &OpInfo, m: &MeshAst, prefix: &str, out: &mut V
     }
 }
 
-/// An inline mesh (`mesh<...>`) in a sharding.
-fn inline_mesh(cx: &Ctx, op: &OpInfo, mesh: &MeshRefAst, prefix: &str, out: &mut Vec<Diagnostic>) {
+/// An inline mesh (`mesh<...>`) in a sharding; `custom`: written in the op's custom
+/// syntax (errors get the `custom op '<name>' ` prefix).
+fn inline_mesh(cx: &Ctx, op: &OpInfo, mesh: &MeshRefAst, custom: bool, out: &mut Vec<Diagnostic>) {
     let MeshRefAst::Inline(m) = mesh else { return };
+    let Some(problem) = mesh_problem(m, op.start) else { return };
+    let prefix = if custom { msg::custom_op_prefix(op.name()) } else { String::new() };
     let attr_failed = format!("{prefix}{}", msg::FAILED_TO_PARSE_MESH_ATTR);
-    match mesh_problem(m, op.start) {
-        Some(MeshProblem::Axis(span, text)) => {
+    match problem {
+        MeshProblem::Axis(span, text) => {
             let after = next_token(cx.src, span.end);
             let lines = vec![
                 (span.start, format!("{prefix}{text}")),
@@ -218,12 +209,11 @@ fn inline_mesh(cx: &Ctx, op: &OpInfo, mesh: &MeshRefAst, prefix: &str, out: &mut
             ];
             failure(lines, span, out);
         }
-        Some(MeshProblem::Mesh(text)) => {
+        MeshProblem::Mesh(text) => {
             let span = m.span.shift(op.start);
             let after = next_token(cx.src, span.end);
             failure(vec![(span.start, format!("{prefix}{text}")), (after, attr_failed)], span, out);
         }
-        None => {}
     }
 }
 
@@ -236,13 +226,17 @@ fn custom_type_kind(op: &OpInfo, out: &mut Vec<Diagnostic>) {
     let ranked = matches!(name, "sdy.sharding_group" | "sdy.propagation_barrier");
     let shaped =
         matches!(name, "sdy.data_flow_edge" | "sdy.func_data_flow_edge") || is_collective(name);
+    if !ranked && !shaped {
+        return;
+    }
     let Some(ty) = op.node.sig.inputs.first() else { return };
-    let prefix = msg::custom_op_prefix(name);
     let span = ty.span.shift(op.start);
     if ranked && !matches!(&*ty.kind, TypeKind::Tensor { shape: Some(_), .. }) && known_kind(ty) {
         let m = msg::invalid_type_kind_expected("builtin.tensor", &type_string(ty));
+        let prefix = msg::custom_op_prefix(name);
         failure(vec![(span.start, format!("{prefix}{m}"))], span, out);
     } else if shaped && !is_shaped(ty) && known_kind(ty) {
+        let prefix = msg::custom_op_prefix(name);
         failure(vec![(span.start, format!("{prefix}{}", msg::INVALID_TYPE_KIND))], span, out);
     }
 }

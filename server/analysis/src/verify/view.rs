@@ -4,7 +4,6 @@
 //! nested isolated ops only when their parent's walk passed), and walks the symbol
 //! users only when every op verified, stopping at the first failing one.
 
-use super::children_of;
 use super::generic::is_isolated;
 use super::messages as msg;
 use crate::diag::{Diagnostic, Origin, Stage};
@@ -18,12 +17,7 @@ pub fn mlir_view(diags: &[Diagnostic], model: &Model) -> Vec<Diagnostic> {
     if !parse.is_empty() {
         return parse;
     }
-    let mut sim = Simulation {
-        model,
-        children: children_of(model),
-        by_stage: HashMap::new(),
-        out: Vec::new(),
-    };
+    let mut sim = Simulation { model, by_stage: HashMap::new(), out: Vec::new() };
     for d in diags.iter().filter(|d| d.origin == Origin::Verifier) {
         if let Some(stage) = d.stage {
             sim.by_stage.entry(stage).or_default().push(d);
@@ -62,7 +56,6 @@ fn parse_failure(diags: &[Diagnostic]) -> Vec<Diagnostic> {
 
 struct Simulation<'a> {
     model: &'a Model,
-    children: Vec<Vec<OpId>>,
     by_stage: HashMap<Stage, Vec<&'a Diagnostic>>,
     out: Vec<Diagnostic>,
 }
@@ -88,14 +81,15 @@ impl Simulation<'_> {
         if self.emit(Stage::Entry(op)) {
             return false;
         }
-        let children = self.children[op as usize].clone();
-        for &c in &children {
+        let model = self.model;
+        let children = model.children(op);
+        for &c in children {
             if !self.isolated(c) && !self.verify(c) {
                 return false;
             }
         }
         let mut ok = true;
-        for &c in &children {
+        for &c in children {
             if self.isolated(c) {
                 ok &= self.verify(c);
             }
@@ -129,7 +123,7 @@ impl Simulation<'_> {
             if self.emit(Stage::SymbolUse(op)) {
                 return;
             }
-            stack.extend(self.children[op as usize].iter().rev());
+            stack.extend(self.model.children(op).iter().rev());
         }
     }
 }

@@ -114,3 +114,31 @@ impl Analyzed {
 pub fn reuse(cache: &[Arc<ChunkResult>], chunk: &Chunk) -> Option<Arc<ChunkResult>> {
     cache.iter().find(|r| r.is_for(chunk)).cloned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sdy_syntax::document::Document;
+
+    /// A chunk's result stays valid when another chunk changes and this one moves.
+    #[test]
+    fn unchanged_chunks_are_reused_wherever_they_move() {
+        let text = "func.func @a() {\n  return\n}\n// -----\nfunc.func @b(%x: tensor<2xf32>) {\n  return %y : tensor<2xf32>\n}\n";
+        let mut doc = Document::new(text, true);
+        let old_start = doc.chunks()[1].span.start;
+        let before: Vec<ChunkResult> =
+            doc.chunks().iter().map(|c| ChunkResult::compute(doc.text(), c, false)).collect();
+        let at = text.find("return").unwrap();
+        doc.apply_edit(at..at, "    ");
+        assert!(!before[0].is_for(&doc.chunks()[0]));
+        assert!(before[1].is_for(&doc.chunks()[1]));
+        assert_eq!(doc.chunks()[1].span.start, old_start + 4);
+        let fresh = ChunkResult::compute(doc.text(), &doc.chunks()[1], false);
+        assert_eq!(before[1].analysis.diagnostics, fresh.analysis.diagnostics);
+        assert!(!fresh.analysis.diagnostics.is_empty());
+        // An edit inside the second chunk: not reusable any more.
+        let at = doc.text().to_string().find("%y").unwrap();
+        doc.apply_edit(at..at + 2, "%x");
+        assert!(!before[1].is_for(&doc.chunks()[1]));
+    }
+}

@@ -140,8 +140,13 @@ impl Documents {
     pub fn job(&self, uri: &Url) -> Option<Job> {
         let mut map = self.lock();
         let e = map.get_mut(uri)?;
+        let rev = e.rev.load(Ordering::SeqCst);
+        if e.analyzed.borrow().as_ref().is_some_and(|a| a.rev == rev) {
+            // Already analysed: the worker took this revision before its request came.
+            return None;
+        }
         e.analyzed.send_if_modified(|slot| {
-            let outdated = slot.as_ref().is_some_and(|a| a.rev != e.rev.load(Ordering::SeqCst));
+            let outdated = slot.as_ref().is_some_and(|a| a.rev != rev);
             if outdated {
                 *slot = None;
             }
@@ -150,7 +155,7 @@ impl Documents {
         Some(Job {
             uri: uri.clone(),
             id: e.id,
-            rev: e.rev.load(Ordering::SeqCst),
+            rev,
             version: e.version,
             current_rev: e.rev.clone(),
             rope: e.doc.text().clone(),

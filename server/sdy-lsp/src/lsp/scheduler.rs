@@ -92,6 +92,13 @@ impl Scheduler {
         self.wake.notify_all();
     }
 
+    /// The worker is done with its document: edits from now on find it idle. Called
+    /// before the diagnostics go out, so an edit the client sends in reaction to them is
+    /// not taken for part of a burst.
+    fn done(&self) {
+        self.lock().busy = None;
+    }
+
     /// Waits for the next document whose analysis is due; `None` once stopped.
     fn next(&self) -> Option<Url> {
         let mut q = self.lock();
@@ -176,7 +183,9 @@ fn run(cx: &WorkerCtx, mut job: Job) {
         chunks,
     });
     let t_analysis = t0.elapsed();
-    if !cx.docs.store(&job, Some(analyzed.clone()), Vec::new()) {
+    let current = cx.docs.store(&job, Some(analyzed.clone()), Vec::new());
+    cx.sched.done();
+    if !current {
         return; // outdated: requests sent against it may use it; never published
     }
     let config = cx.config.get().cloned().unwrap_or_default();
@@ -196,5 +205,39 @@ fn run(cx: &WorkerCtx, mut job: Job) {
             t_analysis.as_secs_f64() * 1e3,
             t0.elapsed().as_secs_f64() * 1e3
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debounce_only_while_busy() {
+        let s = Scheduler::new(Duration::from_secs(60));
+        let a = Url::parse("file:///a.mlir").unwrap();
+        let b = Url::parse("file:///b.mlir").unwrap();
+        let soon = || Instant::now() + Duration::from_secs(1);
+        // Idle: at once.
+        s.request(&a, Trigger::Change);
+        assert!(s.lock().due[&a] < soon());
+        assert_eq!(s.next(), Some(a.clone()));
+        // Being analysed: the next edit waits for quiet; other documents do not.
+        s.request(&a, Trigger::Change);
+        assert!(s.lock().due[&a] > soon());
+        s.request(&b, Trigger::Change);
+        assert!(s.lock().due[&b] < soon());
+        // Pending and edited again: still waiting; an open is never delayed.
+        s.request(&b, Trigger::Change);
+        assert!(s.lock().due[&b] > soon());
+        s.request(&b, Trigger::Open);
+        assert!(s.lock().due[&b] < soon());
+        // Done with `a` (before its diagnostics go out): idle again.
+        s.done();
+        s.forget(&a);
+        s.request(&a, Trigger::Change);
+        assert!(s.lock().due[&a] < soon());
+        s.stop();
+        assert_eq!(s.next(), None);
     }
 }

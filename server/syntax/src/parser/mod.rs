@@ -97,7 +97,7 @@ impl<'s> Parser<'s> {
                     let span = self.lexer.span();
                     // Gaps are mostly one space: a plain loop beats memchr here.
                     let gap = &self.src.as_bytes()[self.last_end..span.start];
-                    let nl = gap.iter().any(|&b| b == b'\n');
+                    let nl = gap.contains(&b'\n');
                     self.nl.push(nl || (self.toks.is_empty() && self.first == 0));
                     self.last_end = span.end;
                     self.toks.push(Token { kind, start: span.start as u32, end: span.end as u32 });
