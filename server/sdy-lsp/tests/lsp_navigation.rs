@@ -48,61 +48,118 @@ async fn hover_and_definition_utf16() {
     expect![[r#"
         == %0:2 @3:3  definition: 3:2-3:4
         3:2-3:4 "markdown"
-        ```mlir
-        %0#0 : tensor<8x8xf32>
-        %0#1 : tensor<8xf32>
-        ```
+        **`%0#0`** : `tensor<8x8xf32>` — result 0 of `func.call`
 
-        results of `func.call`
+        No sharding written: propagation treats it as fully open (any dimension may be sharded).
+
+        1 use.
+
         == %0#0 @4:23  definition: 3:2-3:4
         4:21-4:25 "markdown"
-        ```mlir
-        %0#0 : tensor<8x8xf32>
-        ```
+        **`%0#0`** : `tensor<8x8xf32>` — result 0 of `func.call`
 
-        result #0 of `func.call`
+        No sharding written: propagation treats it as fully open (any dimension may be sharded).
+
+        1 use.
+
         == %arg0: @2:19  definition: 2:16-2:21
         2:16-2:21 "markdown"
+        **`%arg0`** : `tensor<8x8xf32>` — argument 0 of `@main`
+
+        Sharding, from the function argument's `sdy.sharding`:
+
         ```mlir
-        %arg0 : tensor<8x8xf32>
+        #sdy.sharding<@mesh, [{"x"}, {}]>
         ```
 
-        argument #0 of `@main`
+        - mesh `@mesh`: `"x"=2`, `"y"=4` · 8 devices · iota device order
+        - shards per dimension: 2 × 1
+        - per-device shape: `tensor<4x8xf32>`
+        - JAX: `P('x', None)`
+        - GSPMD: `{devices=[2,1,4]<=[8] last_tile_dim_replicate}`
+
+        2 uses.
+
         == %arg0 : @4:28  definition: 2:16-2:21
         4:27-4:32 "markdown"
+        **`%arg0`** : `tensor<8x8xf32>` — argument 0 of `@main`
+
+        Sharding, from the function argument's `sdy.sharding`:
+
         ```mlir
-        %arg0 : tensor<8x8xf32>
+        #sdy.sharding<@mesh, [{"x"}, {}]>
         ```
 
-        argument #0 of `@main`
+        - mesh `@mesh`: `"x"=2`, `"y"=4` · 8 devices · iota device order
+        - shards per dimension: 2 × 1
+        - per-device shape: `tensor<4x8xf32>`
+        - JAX: `P('x', None)`
+        - GSPMD: `{devices=[2,1,4]<=[8] last_tile_dim_replicate}`
+
+        2 uses.
+
         == %1 = @4:3  definition: 4:2-4:4
         4:2-4:4 "markdown"
-        ```mlir
-        %1 : tensor<8x8xf32>
-        ```
+        **`%1`** : `tensor<8x8xf32>` — the result of `stablehlo.add`
 
-        result of `stablehlo.add`
+        No sharding written: propagation treats it as fully open (any dimension may be sharded).
+
+        1 use.
+
         == %c : @9:14  definition: 8:2-8:4
         9:13-9:15 "markdown"
-        ```mlir
-        %c : <unknown type>
-        ```
+        **`%c`** — the result of `stablehlo.constant`
 
-        result of `stablehlo.constant`
+        No sharding written: propagation treats it as fully open (any dimension may be sharded).
+
+        1 use.
+
         == @mesh, @2:89  definition: 1:9-1:14
         2:87-2:92 "markdown"
-        ```mlir
-        sdy.mesh @mesh = <["x"=2, "y"=4]>
-        ```
+        **mesh `@mesh`** = `<["x"=2, "y"=4]>`
 
-        mesh of 8 devices
+        | axis | size | stride |
+        |---|---:|---:|
+        | `"x"` | 2 | 4 |
+        | `"y"` | 4 | 1 |
+
+        - 8 devices; the mesh position of a device is Σ index × stride (the last axis is minor-most).
+        - device order: iota (the device id is the mesh position).
+
+        | device | "x" | "y" |
+        |---:|---:|---:|
+        | 0 | 0 | 0 |
+        | 1 | 0 | 1 |
+        | 2 | 0 | 2 |
+        | 3 | 0 | 3 |
+        | 4 | 1 | 0 |
+        | 5 | 1 | 1 |
+        | 6 | 1 | 2 |
+        | 7 | 1 | 3 |
+
         == @mesh = @1:9  definition: 1:9-1:14
         1:9-1:14 "markdown"
-        ```mlir
-        sdy.mesh @mesh = <["x"=2, "y"=4]>
-        ```
+        **mesh `@mesh`** = `<["x"=2, "y"=4]>`
 
-        mesh of 8 devices
+        | axis | size | stride |
+        |---|---:|---:|
+        | `"x"` | 2 | 4 |
+        | `"y"` | 4 | 1 |
+
+        - 8 devices; the mesh position of a device is Σ index × stride (the last axis is minor-most).
+        - device order: iota (the device id is the mesh position).
+
+        | device | "x" | "y" |
+        |---:|---:|---:|
+        | 0 | 0 | 0 |
+        | 1 | 0 | 1 |
+        | 2 | 0 | 2 |
+        | 3 | 0 | 3 |
+        | 4 | 1 | 0 |
+        | 5 | 1 | 1 |
+        | 6 | 1 | 2 |
+        | 7 | 1 | 3 |
+
         == @helper( @3:17  definition: 7:18-7:25
         3:14-3:21 "markdown"
         ```mlir
@@ -119,22 +176,46 @@ async fn hover_and_definition_utf16() {
         1 argument, 2 results
         == @m2, @15:67  definition: 14:9-14:12
         15:66-15:69 "markdown"
-        ```mlir
-        sdy.mesh @m2 = <["z"=2]>
-        ```
+        **mesh `@m2`** = `<["z"=2]>`
 
-        mesh of 2 devices
+        | axis | size | stride |
+        |---|---:|---:|
+        | `"z"` | 2 | 1 |
+
+        - 2 devices; the mesh position of a device is Σ index × stride (the last axis is minor-most).
+        - device order: iota (the device id is the mesh position).
+
+        | device | "z" |
+        |---:|---:|
+        | 0 | 0 |
+        | 1 | 1 |
+
         == %b : @16:10  definition: 15:18-15:20
         16:9-16:11 "markdown"
+        **`%b`** : `tensor<4xf32>` — argument 0 of `@second`
+
+        Sharding, from the function argument's `sdy.sharding`:
+
         ```mlir
-        %b : tensor<4xf32>
+        #sdy.sharding<@m2, [{"z"}]>
         ```
 
-        argument #0 of `@second`
+        - mesh `@m2`: `"z"=2` · 2 devices · iota device order
+        - shards per dimension: 2
+        - per-device shape: `tensor<2xf32>`
+        - JAX: `P('z')`
+        - GSPMD: `{devices=[2]<=[2]}`
+
+        1 use.
+
         == @nowhere @16:35  definition: null
         null
         == stablehlo.add @4:9  definition: null
-        null
+        4:7-4:20 "markdown"
+        **`stablehlo.add`** · 2 operands · 1 result
+
+        Sharding rule: how the op's dimensions map to factors comes with propagation (not available yet).
+
     "#]]
     .assert_eq(&probe_all(&mut s, &text, false).await);
 }
@@ -172,8 +253,10 @@ async fn plain_text_hover_without_markdown() {
     let h = s.hover(line, col).await.unwrap();
     expect![[r#"
         4:2-4:4 "plaintext"
-        %1 : tensor<8x8xf32>
+        **%1** : tensor<8x8xf32> — the result of stablehlo.add
 
-        result of stablehlo.add"#]]
+        No sharding written: propagation treats it as fully open (any dimension may be sharded).
+
+        1 use."#]]
     .assert_eq(&render_hover(&h));
 }

@@ -49,18 +49,12 @@ pub fn hover(analyzed: &Analyzed, config: &ClientConfig, position: Position) -> 
     Some(Hover { contents: HoverContents::Markup(contents), range })
 }
 
-/// Extension point for `sdy_analysis::explain` (shardings, meshes, axes, values): it
-/// answers first, so it can replace the generic hovers below. Once its API is settled:
-///
-/// ```ignore
-/// let e = sdy_analysis::explain::at(&cx.chunk.analysis.model, &cx.chunk.src, cx.offset)?;
-/// Some(HoverResult { span: e.range, markdown: e.markdown })
-/// ```
-///
-/// (chunk-relative model, text and offset, as `explain::at` expects absolute ones of a
-/// file that is just this chunk).
-fn explain(_cx: &HoverCtx) -> Option<HoverResult> {
-    None
+/// "Explain this sharding" (`sdy_analysis::explain`): shardings, meshes, axes, values
+/// and ops. It answers first; the generic hovers below cover what it does not explain.
+/// The chunk is analysed on its own, so its model, text and offsets are chunk-relative.
+fn explain(cx: &HoverCtx) -> Option<HoverResult> {
+    let e = sdy_analysis::explain::at(&cx.chunk.analysis.model, &cx.chunk.src, cx.offset)?;
+    Some(HoverResult { span: e.range, markdown: e.markdown })
 }
 
 /// SSA values (their types) and symbols (meshes: their definition; functions).
