@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project: formatting, lints, the Rust tests (fixtures, in-process
 # and whole-process tests, the conformance ratchet when ../shared is present, property
-# tests), and the grammar tests. Assumes the tools .ci/run installs.
+# tests), the grammar tests, and the editor tests (VS Code extension tests and .vsix
+# packaging, headless Neovim). Assumes the tools .ci/run installs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
@@ -13,3 +14,16 @@ else
   echo "syntaxes/node_modules missing: run 'npm ci' in syntaxes/ (done by .ci/run)" >&2
   exit 1
 fi
+
+# Editor tests. Both run the real server, target/debug/sdy-lsp: `cargo test` has built it,
+# this makes sure.
+cargo build -p sdy-lsp --bin sdy-lsp
+if [ -d editors/vscode/node_modules ]; then
+  (cd editors/vscode &&
+    SDY_LSP_BIN=../../target/debug/sdy-lsp SDY_LSP_REQUIRE_SERVER=1 npm test --silent &&
+    npm run --silent package)
+else
+  echo "editors/vscode/node_modules missing: run 'npm ci' in editors/vscode (done by .ci/run)" >&2
+  exit 1
+fi
+SDY_LSP_BIN=target/debug/sdy-lsp bash editors/nvim/tests/run.sh
