@@ -18,12 +18,14 @@ fi
 # Editor tests. Both run the real server, target/debug/sdy-lsp: `cargo test` has built it,
 # this makes sure.
 cargo build -p sdy-lsp --bin sdy-lsp
+target_dir=${CARGO_TARGET_DIR:-target}
+bin=$(cd "$target_dir" && pwd)/debug/sdy-lsp
 if [ -d editors/vscode/node_modules ]; then
   (cd editors/vscode &&
-    SDY_LSP_BIN=../../target/debug/sdy-lsp SDY_LSP_REQUIRE_SERVER=1 npm test --silent &&
+    SDY_LSP_BIN=$bin SDY_LSP_REQUIRE_SERVER=1 npm test --silent &&
     npm run --silent package)
 else
   echo "editors/vscode/node_modules missing: run 'npm ci' in editors/vscode (done by .ci/run)" >&2
   exit 1
 fi
-SDY_LSP_BIN=target/debug/sdy-lsp bash editors/nvim/tests/run.sh
+SDY_LSP_BIN=$bin bash editors/nvim/tests/run.sh
