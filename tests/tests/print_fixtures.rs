@@ -203,11 +203,11 @@ fn opt_binary_split_file_with_syntax_error() {
 
     // Unknown passes are refused.
     let out =
-        Command::new(sdy_lsp()).arg("opt").arg(&file).arg("-sdy-basic-propagate").output().unwrap();
+        Command::new(sdy_lsp()).arg("opt").arg(&file).arg("-sdy-no-such-pass").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
-        "sdy-lsp opt: unknown pass or option '-sdy-basic-propagate'\n"
+        "sdy-lsp opt: unknown pass or option '-sdy-no-such-pass'\n"
     );
 
     // -verify-diagnostics: the expected error matches, the module of the good chunk

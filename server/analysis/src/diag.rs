@@ -50,6 +50,13 @@ pub enum Stage {
     SymbolTable,
     /// The module's symbol-use walk, at symbol user `id`.
     SymbolUse(u32),
+    /// The dominance check of the regions of isolated op `id`, after `id` and all it
+    /// contains verified.
+    Dominance(u32),
+    /// A parse error found on the model that MLIR's parser reports when it reaches this
+    /// offset rather than where the error is located (an op's operands are resolved and
+    /// its results defined at the end of the op).
+    ParseAt(u32),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,10 +100,9 @@ pub struct LineIndex {
 
 impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
-        let mut line_starts = vec![0];
-        line_starts.extend(
-            text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i as u32 + 1),
-        );
+        let mut line_starts = Vec::with_capacity(text.len() / 64 + 1);
+        line_starts.push(0);
+        line_starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i as u32 + 1));
         LineIndex { line_starts }
     }
     /// 1-based line and 1-based byte column of `offset`.

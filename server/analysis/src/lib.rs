@@ -3,8 +3,11 @@
 pub mod diag;
 pub mod explain;
 pub mod model;
+pub mod passes;
 pub mod print;
+pub mod propagation;
 pub mod query;
+pub mod rules;
 pub mod syntax_diags;
 pub mod verify;
 

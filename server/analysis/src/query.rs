@@ -295,7 +295,7 @@ func.func private @helper(%a: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8xf32
             symbol mesh Mesh at @mesh def=true -> Some("@mesh@9")
             symbol helper Func at @helper def=false -> Some("@helper@332")
             symbol helper Func at @helper def=true -> Some("@helper@332")
-            value %c def=false types=["?"] -> Some("%c@401")
+            value %c def=false types=["tensor<8xf32>"] -> Some("%c@401")
             nothing"#]]
         .assert_eq(&cases.join("\n"));
     }

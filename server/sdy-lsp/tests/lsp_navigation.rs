@@ -108,7 +108,7 @@ async fn hover_and_definition_utf16() {
 
         == %c : @9:14  definition: 8:2-8:4
         9:13-9:15 "markdown"
-        **`%c`** — the result of `stablehlo.constant`
+        **`%c`** : `tensor<8xf32>` — the result of `stablehlo.constant`
 
         No sharding written: propagation treats it as fully open (any dimension may be sharded).
 

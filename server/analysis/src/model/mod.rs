@@ -5,7 +5,7 @@
 pub mod sharding;
 
 use rustc_hash::FxHashMap;
-use sdy_syntax::tree::{Child, Chunk, Custom, Op, SigForm, StmtKind, Str, Type};
+use sdy_syntax::tree::{Chunk, Custom, Op, SigForm, StmtKind, Str, Type};
 use sdy_syntax::Span;
 use sharding::Mesh;
 use smallvec::SmallVec;
@@ -104,6 +104,9 @@ pub struct Model {
     pub funcs: HashMap<String, OpId>,
     /// Uses of undefined SSA names: (using op, operand index, name span).
     pub undefined_uses: Vec<Use>,
+    /// Names defined again while an earlier definition is in scope (MLIR's parser
+    /// rejects them): (the new value, the value it shadows), in source order.
+    pub redefinitions: Vec<(ValueId, ValueId)>,
     /// `children(op)` is `child_list[child_start[op]..child_start[op + 1]]`.
     child_start: Vec<u32>,
     child_list: Vec<OpId>,
@@ -113,17 +116,13 @@ impl Model {
     pub fn build(chunk: &Chunk) -> Model {
         let (offset, body) = chunk.module_body();
         let base = chunk.span.start + offset;
-        let (mut ops, mut values) = (0, 0);
-        count(body, &mut ops, &mut values);
-        let mut b = Builder {
-            m: Model::default(),
-            names: FxHashMap::default(),
-            undo: Vec::new(),
-            pending: Vec::new(),
-        };
+        // Real modules have an op and a value per ~100 bytes; untouched capacity costs
+        // no memory (the pages of a big table are only mapped when written).
+        let estimate = chunk.span.len() as usize / 64 + 8;
+        let (ops, values) = (estimate, estimate);
+        let mut b = Builder { m: Model::default(), names: Names::default(), pending: Vec::new() };
         b.m.ops.reserve_exact(ops);
         b.m.values.reserve_exact(values);
-        b.names.reserve(values.min(1 << 16));
         let mut top = Vec::new();
         for c in body {
             if c.op.kind != StmtKind::Op {
@@ -142,8 +141,15 @@ impl Model {
             b.resolve_operands(id, node, start);
             b.walk_regions(id, node, start);
         }
+        b.resolve_forward();
         b.m.index_children();
         b.m.index_symbols();
+        // A name bound again is a redefinition only if the earlier definition came
+        // first in the text (results of an outer op after this region are defined later).
+        let mut redefinitions = std::mem::take(&mut b.m.redefinitions);
+        redefinitions.retain(|&(new, old)| b.m.def_time(old) < b.m.def_time(new));
+        redefinitions.sort_by_key(|&(new, _)| b.m.def_time(new));
+        b.m.redefinitions = redefinitions;
         b.m
     }
 
@@ -179,6 +185,15 @@ impl Model {
             }
         }
         written_operand_type(&info.node, index)
+    }
+
+    /// Where MLIR's parser defines `v`: at the end of its op for a result (after the
+    /// op's operands are resolved), at the name for a block argument.
+    pub fn def_time(&self, v: ValueId) -> u32 {
+        match self.value(v).def {
+            ValueDef::Result { op, .. } => self.op(op).span().end,
+            ValueDef::BlockArg { .. } => self.value(v).span.start,
+        }
     }
 
     pub fn result_type(&self, op: OpId, index: usize) -> Option<&Type> {
@@ -268,6 +283,16 @@ pub fn written_operand_type(op: &Op, index: usize) -> Option<&Type> {
     }
 }
 
+/// The type of a pretty constant's value (`stablehlo.constant dense<1> : tensor<i32>`),
+/// which is its result's type.
+fn elements_type(op: &Op) -> Option<&Type> {
+    let value = op.inherent_attr("value").or_else(|| op.attr("value"))?.value.as_ref()?;
+    match &value.kind {
+        sdy_syntax::tree::AttrKind::Elements { ty: Some(ty) } => Some(ty),
+        _ => None,
+    }
+}
+
 /// The type written for result `index` in the op's signature.
 pub fn written_result_type(op: &Op, index: usize) -> Option<&Type> {
     match op.sig.form {
@@ -280,36 +305,109 @@ pub fn written_result_type(op: &Op, index: usize) -> Option<&Type> {
     }
 }
 
-/// Builds the model in one walk over the tree. Names are bound in one hash map keyed by
-/// the names as written in the tree (no copies); entering a region records what each
-/// new binding shadowed and leaving it restores that, which is exactly a stack of
-/// per-region scopes searched innermost first, without a map per region.
+/// Builds the model in one walk over the tree.
 struct Builder<'a> {
     m: Model,
-    names: FxHashMap<&'a str, ValueId>,
-    /// Bindings made since the start of the build: the name and what it shadowed.
-    undo: Vec<(&'a str, Option<ValueId>)>,
+    names: Names<'a>,
     /// Ops of the regions being walked (a stack shared by the recursion).
     pending: Vec<(OpId, &'a Op, u32)>,
 }
 
-/// How many ops and values a tree holds, to size the tables once.
-fn count(children: &[Child], ops: &mut usize, values: &mut usize) {
-    for c in children {
-        if c.op.kind != StmtKind::Op {
-            continue;
+/// The SSA names in scope: a stack of per-region scopes searched innermost first, kept
+/// as one table plus an undo log (entering a region notes the log's length; each new
+/// binding logs what it shadowed; leaving the region restores that). Names are the
+/// tree's own strings, never copied. `%N` names (most of them: MLIR numbers values)
+/// index an array, which is also cache friendly as values are used soon after their
+/// definition; other names go through a hash map.
+#[derive(Default)]
+struct Names<'a> {
+    numbered: Vec<ValueId>,
+    hashed: FxHashMap<Key<'a>, ValueId>,
+    undo: Vec<(Key<'a>, Option<ValueId>)>,
+}
+
+/// Not a value in `Names::numbered`.
+const UNBOUND: ValueId = ValueId::MAX;
+/// `%N` names above this are hashed (no huge arrays for odd names).
+const MAX_NUMBERED: u32 = 1 << 22;
+
+impl<'a> Names<'a> {
+    fn get(&self, name: &str) -> Option<ValueId> {
+        match key(name) {
+            Key::Number(n) => self.numbered.get(n as usize).copied().filter(|&v| v != UNBOUND),
+            k => self.hashed.get(&k).copied(),
         }
-        *ops += 1;
-        *values += c.op.num_results() as usize;
-        if let Custom::Func(f) = &c.op.custom {
-            *values += f.args.len();
+    }
+
+    /// Binds `name` to `v`; the value it shadows, if any.
+    fn bind(&mut self, name: &'a str, v: ValueId) -> Option<ValueId> {
+        let k = key(name);
+        let shadowed = self.set(k, Some(v));
+        self.undo.push((k, shadowed));
+        shadowed
+    }
+
+    /// Binds or unbinds `k`; what it was bound to.
+    fn set(&mut self, k: Key<'a>, v: Option<ValueId>) -> Option<ValueId> {
+        match (k, v) {
+            (Key::Number(n), _) => {
+                let n = n as usize;
+                if n >= self.numbered.len() {
+                    self.numbered.resize((n + 1).max(2 * self.numbered.len()), UNBOUND);
+                }
+                let old = std::mem::replace(&mut self.numbered[n], v.unwrap_or(UNBOUND));
+                (old != UNBOUND).then_some(old)
+            }
+            (k, Some(v)) => self.hashed.insert(k, v),
+            (k, None) => self.hashed.remove(&k),
         }
-        for r in &c.op.regions {
-            for b in &r.blocks {
-                *values += b.args.len();
-                count(&b.ops, ops, values);
+    }
+
+    /// A mark to leave a region with.
+    fn mark(&self) -> usize {
+        self.undo.len()
+    }
+
+    /// Leaves the scopes entered since `mark`.
+    fn unbind_to(&mut self, mark: usize) {
+        while self.undo.len() > mark {
+            let (k, shadowed) = self.undo.pop().expect("undo entry");
+            self.set(k, shadowed);
+        }
+    }
+}
+
+/// A name as a key: `%N` (decimal, no leading zero) as its number; other names of up
+/// to 7 bytes (`%arg12`, `%cst_1`) packed with their length into an integer, so that
+/// hashing and comparing them is one machine word; longer names as strings.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Key<'a> {
+    Number(u32),
+    Short(u64),
+    Long(&'a str),
+}
+
+fn key(name: &str) -> Key<'_> {
+    let b = name.as_bytes();
+    if let [b'%', digits @ ..] = b {
+        if !digits.is_empty()
+            && digits.len() <= 7
+            && (digits[0] != b'0' || digits.len() == 1)
+            && digits.iter().all(u8::is_ascii_digit)
+        {
+            let n = digits.iter().fold(0u32, |n, d| n * 10 + (d - b'0') as u32);
+            if n < MAX_NUMBERED {
+                return Key::Number(n);
             }
         }
+    }
+    if b.len() <= 7 {
+        let mut w = [0u8; 8];
+        w[..b.len()].copy_from_slice(b);
+        w[7] = b.len() as u8;
+        Key::Short(u64::from_le_bytes(w))
+    } else {
+        Key::Long(name)
     }
 }
 
@@ -334,24 +432,72 @@ impl<'a> Builder<'a> {
         id
     }
 
-    /// Binds `name` in the innermost scope.
-    fn bind(&mut self, name: &'a str, v: ValueId) {
-        let shadowed = self.names.insert(name, v);
-        self.undo.push((name, shadowed));
-    }
-
-    /// Leaves the scopes entered since the undo log had `mark` entries.
-    fn unbind_to(&mut self, mark: usize) {
-        while self.undo.len() > mark {
-            let (name, shadowed) = self.undo.pop().expect("undo entry");
-            match shadowed {
-                Some(v) => {
-                    self.names.insert(name, v);
-                }
-                None => {
-                    self.names.remove(name);
+    /// Uses of names not in scope where they are used: MLIR's parser makes them forward
+    /// references, resolved by the next definition of the name in the text (even in a
+    /// nested region); the ones never defined stay undefined.
+    fn resolve_forward(&mut self) {
+        if self.m.undefined_uses.is_empty() {
+            return;
+        }
+        let m = &mut self.m;
+        // The written name of each undefined use: (`%x`, `#k` index).
+        let wanted: Vec<(String, u32)> = m
+            .undefined_uses
+            .iter()
+            .map(|u| {
+                let r = &m.ops[u.op as usize].node.operands[u.operand as usize];
+                (r.name.to_string(), r.index.unwrap_or(0))
+            })
+            .collect();
+        let names: std::collections::HashSet<&str> =
+            wanted.iter().map(|(n, _)| n.as_str()).collect();
+        // Every definition of those names: the group's first value, by definition time.
+        let mut defs: HashMap<&str, Vec<(u32, ValueId)>> = HashMap::new();
+        for (v, info) in m.values.iter().enumerate() {
+            let (base, first) = match info.name.split_once('#') {
+                Some((base, k)) => (base, k == "0"),
+                None => (info.name.as_str(), true),
+            };
+            if first {
+                if let Some(&n) = names.get(base) {
+                    defs.entry(n).or_default().push((m.def_time(v as ValueId), v as ValueId));
                 }
             }
+        }
+        let mut still_undefined = Vec::new();
+        for (u, (name, index)) in std::mem::take(&mut m.undefined_uses).into_iter().zip(&wanted) {
+            let at = m.ops[u.op as usize].span().end;
+            let def = defs
+                .get(name.as_str())
+                .and_then(|d| d.iter().filter(|(t, _)| *t >= at).min_by_key(|(t, _)| *t))
+                .and_then(|&(_, first)| Self::value_at(m, first, *index));
+            match def {
+                Some(v) => {
+                    m.values[v as usize].uses.push(u);
+                    m.ops[u.op as usize].operands[u.operand as usize] = Some(v);
+                }
+                None => still_undefined.push(u),
+            }
+        }
+        m.undefined_uses = still_undefined;
+    }
+
+    fn value_at(m: &Model, first: ValueId, idx: u32) -> Option<ValueId> {
+        if idx == 0 {
+            return Some(first);
+        }
+        match m.values[first as usize].def {
+            ValueDef::Result { op, index } => {
+                m.ops[op as usize].results.get((index + idx) as usize).copied()
+            }
+            ValueDef::BlockArg { .. } => None,
+        }
+    }
+
+    /// Binds `name` in the innermost scope, noting a shadowed definition.
+    fn bind(&mut self, name: &'a str, v: ValueId) {
+        if let Some(previous) = self.names.bind(name, v) {
+            self.m.redefinitions.push((v, previous));
         }
     }
 
@@ -362,7 +508,9 @@ impl<'a> Builder<'a> {
         for g in &node.results {
             let first = self.m.values.len() as ValueId;
             for k in 0..g.count {
-                let ty = written_result_type(node, index as usize).cloned();
+                let ty = written_result_type(node, index as usize)
+                    .or_else(|| if index == 0 { elements_type(node) } else { None })
+                    .cloned();
                 let name = if g.count == 1 {
                     g.name.clone()
                 } else {
@@ -393,14 +541,15 @@ impl<'a> Builder<'a> {
             let u = Use { op: id, operand: i as u32, span };
             let found = self
                 .names
-                .get(r.name.as_str())
-                .and_then(|&first| self.result_at(first, r.index.unwrap_or(0)));
+                .get(&r.name)
+                .and_then(|first| self.result_at(first, r.index.unwrap_or(0)));
             match found {
                 Some(v) => {
                     self.m.values[v as usize].uses.push(u);
                     operands.push(Some(v));
                 }
                 None => {
+                    // Maybe a forward reference to a name defined later (see `resolve_forward`).
                     self.m.undefined_uses.push(u);
                     operands.push(None);
                 }
@@ -411,15 +560,7 @@ impl<'a> Builder<'a> {
 
     /// The value `#idx` of the group whose first value is `first`.
     fn result_at(&self, first: ValueId, idx: u32) -> Option<ValueId> {
-        if idx == 0 {
-            return Some(first);
-        }
-        match self.m.values[first as usize].def {
-            ValueDef::Result { op, index } => {
-                self.m.ops[op as usize].results.get((index + idx) as usize).copied()
-            }
-            ValueDef::BlockArg { .. } => None,
-        }
+        Self::value_at(&self.m, first, idx)
     }
 
     /// Builds the op's regions: block arguments, nested ops, their values and uses.
@@ -429,7 +570,7 @@ impl<'a> Builder<'a> {
         }
         let mut all_args = Vec::with_capacity(node.regions.len());
         for (ri, region) in node.regions.iter().enumerate() {
-            let mark = self.undo.len();
+            let mark = self.names.mark();
             let mut region_args = Vec::new();
             for (bi, block) in region.blocks.iter().enumerate() {
                 let def = |index: usize| ValueDef::BlockArg {
@@ -490,7 +631,7 @@ impl<'a> Builder<'a> {
                 self.walk_regions(child, child_node, child_start);
             }
             self.pending.truncate(base);
-            self.unbind_to(mark);
+            self.names.unbind_to(mark);
         }
         self.m.ops[id as usize].region_args = all_args;
     }

@@ -89,7 +89,10 @@ impl OpShardingRule {
 
     /// The factors of each tensor in dimension order (flattened).
     pub fn tensor_factors(&self, tensor: usize) -> Vec<Factor> {
-        self.tensors().nth(tensor).map(|m| m.iter().flatten().copied().collect()).unwrap_or_default()
+        self.tensors()
+            .nth(tensor)
+            .map(|m| m.iter().flatten().copied().collect())
+            .unwrap_or_default()
     }
 
     /// Whether the rule is the scalar rule (no factors at all).

@@ -55,7 +55,7 @@ impl Ax {
     }
     /// pre-size × size for a sub-axis, the full size for a full axis.
     pub fn next_pre_size(&self, mesh: &Mesh) -> i64 {
-        self.sub.map_or_else(|| axis_size(mesh, &self.name), |(p, s)| p * s)
+        self.sub.map_or_else(|| axis_size(mesh, &self.name), |(p, s)| p.saturating_mul(s))
     }
 
     /// Whether `other` lies within this axis (a full axis contains all its sub-axes).
@@ -66,7 +66,9 @@ impl Ax {
         match (self.sub, other.sub) {
             (None, _) => true,
             (Some(_), None) => false,
-            (Some((p, s)), Some((op, os))) => p <= op && p * s >= op * os,
+            (Some((p, s)), Some((op, os))) => {
+                p <= op && p.saturating_mul(s) >= op.saturating_mul(os)
+            }
         }
     }
 
@@ -75,7 +77,7 @@ impl Ax {
             return false;
         }
         match (self.sub, other.sub) {
-            (Some((p, s)), Some((op, os))) => p < op * os && op < p * s,
+            (Some((p, s)), Some((op, os))) => p < op.saturating_mul(os) && op < p.saturating_mul(s),
             _ => true,
         }
     }
@@ -92,7 +94,13 @@ impl Ax {
         }
         let (Some((p1, s1)), Some((p2, s2))) = (self.sub, other.sub) else { return true };
         let (min_pre, max_pre) = (p1.min(p2), p1.max(p2));
-        let (min_next, max_next) = ((p1 * s1).min(p2 * s2), (p1 * s1).max(p2 * s2));
+        let (n1, n2) = (p1.saturating_mul(s1), p2.saturating_mul(s2));
+        let (min_next, max_next) = (n1.min(n2), n1.max(n2));
+        // Invalid sub-axes (pre-size or size below 1) are reported by the sharding's
+        // own checks; they never coexist with anything.
+        if min_pre < 1 || min_next < 1 {
+            return false;
+        }
         if min_next > max_pre {
             min_next % max_pre == 0 && max_pre % min_pre == 0 && max_next % min_next == 0
         } else {
@@ -109,7 +117,7 @@ impl Ax {
             return Some(self.clone());
         }
         let (pre, other_pre) = (self.pre_size(), other.pre_size());
-        if pre >= other_pre {
+        if pre >= other_pre || pre < 1 {
             return None;
         }
         Some(Ax::sub_axis(&self.name, pre, other_pre / pre))
@@ -124,7 +132,7 @@ impl Ax {
             return Some(self.clone());
         }
         let (next, other_next) = (self.next_pre_size(mesh), other.next_pre_size(mesh));
-        if next <= other_next {
+        if next <= other_next || other_next < 1 {
             return None;
         }
         Some(Ax::sub_axis(&self.name, other_next, next / other_next))
@@ -133,7 +141,7 @@ impl Ax {
     /// `self` directly precedes `other` as sub-axes of one axis.
     pub fn can_merge(&self, other: &Ax) -> bool {
         match (self.sub, other.sub) {
-            (Some((p, s)), Some((op, _))) => self.name == other.name && p * s == op,
+            (Some((p, s)), Some((op, _))) => self.name == other.name && p.saturating_mul(s) == op,
             _ => false,
         }
     }
@@ -141,7 +149,7 @@ impl Ax {
     /// The merge of two mergeable sub-axes (the full axis when it covers it).
     pub fn merge(&self, other: &Ax, mesh: &Mesh) -> Ax {
         let pre = self.pre_size();
-        let size = self.sub.map_or(1, |s| s.1) * other.sub.map_or(1, |s| s.1);
+        let size = self.sub.map_or(1, |s| s.1).saturating_mul(other.sub.map_or(1, |s| s.1));
         if axis_size(mesh, &self.name) == size {
             Ax { name: self.name.clone(), sub: None }
         } else {

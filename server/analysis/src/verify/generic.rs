@@ -179,6 +179,68 @@ pub fn verify_isolated_from_above(cx: &Ctx, id: OpId) -> Result<(), Violation> {
     Ok(())
 }
 
+/// Dominance in the regions of isolated op `root` (MLIR's check after the op verified):
+/// an operand defined by an op must come from an earlier op of an enclosing region, not
+/// from a later op (a forward reference) nor from the op itself or an op enclosing the
+/// use. Walked like MLIR: a region's ops in order, nested regions after (last pushed
+/// first), isolated ops left to their own check. The first failure: the using op and
+/// the violation.
+pub fn dominance_failure(cx: &Ctx, root: OpId) -> Option<(OpId, Violation)> {
+    let model = cx.model;
+    let mut pending = vec![root];
+    while let Some(op) = pending.pop() {
+        for region in cx.regions(op) {
+            for &user in &region {
+                let info = model.op(user);
+                for (i, operand) in info.operands.iter().enumerate() {
+                    let Some(v) = *operand else { continue };
+                    let ValueDef::Result { op: def, .. } = model.value(v).def else { continue };
+                    if let Some(place) = does_not_dominate(cx, def, user) {
+                        let focus = info.node.operands[i].span.shift(info.start);
+                        let violation = Violation::new(msg::operand_does_not_dominate(i), focus)
+                            .with_note(
+                                Span::empty(model.op(def).loc()),
+                                msg::operand_defined_here(place),
+                            )
+                            .plain();
+                        return Some((user, violation));
+                    }
+                }
+                if !info.node.regions.is_empty() && !is_isolated(info.name()) {
+                    pending.push(user);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Why the result of `def` does not dominate its use by `user` (MLIR's note wording), or
+/// `None` when it does. Regions are taken as single blocks.
+fn does_not_dominate(cx: &Ctx, def: OpId, user: OpId) -> Option<&'static str> {
+    let model = cx.model;
+    let d = model.op(def);
+    // The module body is a graph region: no dominance.
+    let parent = d.parent?;
+    // The op of the use, or its ancestor, in the region of `def`.
+    let mut at = user;
+    loop {
+        let info = model.op(at);
+        if info.parent == Some(parent) && info.region == d.region {
+            break;
+        }
+        at = info.parent?;
+    }
+    if at == def {
+        // Used by itself or inside its own regions.
+        return Some(if user == def { "op in the same block" } else { "op in a parent region" });
+    }
+    if d.start < model.op(at).start {
+        return None;
+    }
+    Some(if at == user { "op in the same block" } else { "op in a parent region" })
+}
+
 /// Ops whose regions are isolated from above.
 pub fn is_isolated(name: &str) -> bool {
     matches!(name, "func.func" | "sdy.manual_computation" | "sdy.named_computation")

@@ -44,6 +44,26 @@ pub fn value_type_mismatch(name: &str, written: &str, prior: &str) -> String {
     )
 }
 pub const PRIOR_USE_HERE: &str = "prior use here";
+pub fn definition_type_mismatch(name: &str, ty: &str) -> String {
+    format!("definition of SSA value '{name}' has type '{ty}'")
+}
+pub fn previously_used_with_type(ty: &str) -> String {
+    format!("previously used here with type '{ty}'")
+}
+pub fn redefinition(name: &str) -> String {
+    format!("redefinition of SSA value '{name}'")
+}
+pub const PREVIOUSLY_DEFINED_HERE: &str = "previously defined here";
+pub fn region_argument_in_use(name: &str) -> String {
+    format!("region entry argument '{name}' is already in use")
+}
+pub const PREVIOUSLY_REFERENCED_HERE: &str = "previously referenced here";
+pub fn operand_does_not_dominate(index: usize) -> String {
+    format!("operand #{index} does not dominate this use")
+}
+pub fn operand_defined_here(place: &str) -> String {
+    format!("operand defined here ({place})")
+}
 
 // ----- meshes (parse time) -----
 

@@ -111,6 +111,20 @@ pub fn verify_chunk(model: &Model, src: &str) -> Vec<Diagnostic> {
         if let Err(v) = exit_checks(&cx, id) {
             report(&cx, id, Stage::Exit(id), v, &mut out);
         }
+        if generic::is_isolated(model.op(id).name()) {
+            if let Some((user, v)) = generic::dominance_failure(&cx, id) {
+                report(&cx, user, Stage::Dominance(id), v, &mut out);
+            }
+        }
+        // `func.return` against its function's signature: MLIR reports it after the
+        // function's nested isolated ops (as a check of the function on exit).
+        if model.op(id).name() == "func.return" {
+            if let (Err(v), Some(func)) =
+                (generic::verify_func_return(&cx, id), model.op(id).parent)
+            {
+                report(&cx, id, Stage::Exit(func), v, &mut out);
+            }
+        }
     }
     for (op, v) in generic::symbol_redefinitions(&cx) {
         report(&cx, op, Stage::SymbolTable, v, &mut out);
@@ -151,7 +165,6 @@ fn entry_checks(cx: &Ctx, id: OpId) -> Result<(), Violation> {
     let name = cx.model.op(id).name();
     match name {
         "func.func" => attrs::verify_func_attrs(cx, id),
-        "func.return" => generic::verify_func_return(cx, id),
         "sdy.mesh" => generic::verify_parent_is_module(cx, id),
         "sdy.manual_computation" => manual_computation::verify_nested_manual_axes(cx, id),
         "sdy.named_computation" => named_computation::verify_inferred_types(cx, id),

@@ -8,15 +8,16 @@ use super::generic::differ;
 use super::messages as msg;
 use super::values::{is_collective, is_shaped, type_string};
 use super::Ctx;
-use crate::diag::{Diagnostic, Note, Origin};
-use crate::model::{written_operand_type, OpId, OpInfo};
+use crate::diag::{Diagnostic, Note, Origin, Stage};
+use crate::model::{written_operand_type, OpId, OpInfo, ValueDef, ValueId};
 use sdy_syntax::sdy::{MeshAst, MeshRefAst, SdyAttr};
-use sdy_syntax::tree::{Attr, AttrKind, Custom, TypeKind};
+use sdy_syntax::tree::{Attr, AttrKind, Custom, SigForm, Type, TypeKind};
 use sdy_syntax::Span;
 
 /// Every parse-time diagnostic of the module.
 pub fn check(cx: &Ctx) -> Vec<Diagnostic> {
     let mut out = Vec::new();
+    let mut forward = Vec::new();
     for u in &cx.model.undefined_uses {
         let mut d = Diagnostic::error(
             u.span,
@@ -33,8 +34,10 @@ pub fn check(cx: &Ctx) -> Vec<Diagnostic> {
         }
         for_each_attr(op, |attr, custom| walk_attr(cx, op, attr, custom, &mut out));
         custom_type_kind(op, &mut out);
-        operand_types(cx, id, &mut out);
+        operand_types(cx, id, &mut forward, &mut out);
     }
+    forward_uses(cx, forward, &mut out);
+    redefinitions(cx, &mut out);
     out
 }
 
@@ -246,47 +249,196 @@ fn known_kind(ty: &sdy_syntax::tree::Type) -> bool {
     !matches!(&*ty.kind, TypeKind::Alias(_))
 }
 
-/// Ops whose written types are the types of their operands.
+/// Ops whose written types are the types of their operands: generic form, sdy ops,
+/// returns and calls, StableHLO ops written with a function type, and the StableHLO
+/// ops whose custom syntax writes one type for all operands and the result.
 fn types_operands(op: &OpInfo) -> bool {
     let name = op.name();
     op.node.generic
         || name.starts_with("sdy.")
         || matches!(name, "func.return" | "func.call" | "stablehlo.return")
+        || match name.strip_prefix("stablehlo.") {
+            // Not the ops that interleave operands with their init values.
+            Some("reduce" | "reduce_window" | "scatter" | "select_and_scatter") => false,
+            Some(n) => op.node.sig.form == SigForm::Function || same_operands_and_result_type(n),
+            None => false,
+        }
 }
 
-/// An operand written with another type than the value's: MLIR's parser rejects the use.
-fn operand_types(cx: &Ctx, id: OpId, out: &mut Vec<Diagnostic>) {
+/// StableHLO ops printed with `custom<SameOperandsAndResultType>`: `: T` types every
+/// operand and the result (not `stablehlo.tuple`, whose one type is the result's).
+fn same_operands_and_result_type(op: &str) -> bool {
+    matches!(
+        op,
+        "abs"
+            | "add"
+            | "and"
+            | "atan2"
+            | "cbrt"
+            | "ceil"
+            | "clamp"
+            | "convert"
+            | "cosine"
+            | "count_leading_zeros"
+            | "divide"
+            | "exponential"
+            | "exponential_minus_one"
+            | "floor"
+            | "log"
+            | "log_plus_one"
+            | "logistic"
+            | "maximum"
+            | "minimum"
+            | "multiply"
+            | "negate"
+            | "not"
+            | "optimization_barrier"
+            | "or"
+            | "popcnt"
+            | "power"
+            | "reduce_precision"
+            | "remainder"
+            | "round_nearest_afz"
+            | "round_nearest_even"
+            | "rsqrt"
+            | "shift_left"
+            | "shift_right_arithmetic"
+            | "shift_right_logical"
+            | "sign"
+            | "sine"
+            | "sqrt"
+            | "subtract"
+            | "tan"
+            | "tanh"
+            | "xor"
+    )
+}
+
+/// A typed use of a value that is not defined yet where MLIR resolves it (a forward
+/// reference): the parser gives it a placeholder of the written type, checked against
+/// later uses and against the definition.
+struct ForwardUse<'m> {
+    value: ValueId,
+    /// Where the parser resolves the use: the end of the using op.
+    at: u32,
+    span: Span,
+    written: &'m Type,
+    name: String,
+}
+
+/// An operand written with another type than the value's: MLIR's parser rejects the use
+/// when it resolves the op's operands, at the end of the op.
+fn operand_types<'m>(
+    cx: &Ctx<'m>,
+    id: OpId,
+    forward: &mut Vec<ForwardUse<'m>>,
+    out: &mut Vec<Diagnostic>,
+) {
     let op = cx.model.op(id);
     if !types_operands(op) {
         return;
     }
+    let at = op.span().end;
     for (i, operand) in op.operands.iter().enumerate() {
-        let Some(v) = operand else { continue };
-        let value = cx.model.value(*v);
-        let (Some(written), Some(def)) = (written_operand_type(&op.node, i), value.ty.as_ref())
-        else {
-            continue;
-        };
+        let Some(v) = *operand else { continue };
+        let Some(written) = written_operand_type(&op.node, i) else { continue };
         let use_ref = &op.node.operands[i];
         let use_span = use_ref.span.shift(op.start);
-        if value.span.start >= use_span.start || !differ(written, def) {
-            continue;
-        }
-        let name = match use_ref.index {
+        let name = || match use_ref.index {
             Some(k) => format!("{}#{k}", use_ref.name),
             None => use_ref.name.to_string(),
         };
-        let m = msg::value_type_mismatch(&name, &type_string(written), &type_string(def));
-        let mut d = Diagnostic::error(
-            Span::empty(use_span.start),
+        if cx.model.def_time(v) >= at {
+            forward.push(ForwardUse { value: v, at, span: use_span, written, name: name() });
+            continue;
+        }
+        let value = cx.model.value(v);
+        let Some(def) = value.ty.as_ref() else { continue };
+        if !differ(written, def) {
+            continue;
+        }
+        let m = msg::value_type_mismatch(&name(), &type_string(written), &type_string(def));
+        out.push(parse_error_at(at, use_span, m, value.span, msg::PRIOR_USE_HERE.to_string()));
+    }
+}
+
+/// A parse error located at `span` that MLIR reports when its parser reaches `at`, with
+/// a note at `note_at`.
+fn parse_error_at(at: u32, span: Span, message: String, note_at: Span, note: String) -> Diagnostic {
+    let mut d = Diagnostic::error(
+        Span::empty(span.start),
+        message,
+        Origin::Parse { first_of_failure: true },
+    );
+    d.focus = span;
+    d.stage = Some(Stage::ParseAt(at));
+    d.notes.push(Note { span: Span::empty(note_at.start), message: note });
+    d
+}
+
+/// Forward references: each later forward use against the first one's type, then the
+/// definition against it (MLIR defines an op's results after resolving its operands).
+fn forward_uses(cx: &Ctx, mut uses: Vec<ForwardUse>, out: &mut Vec<Diagnostic>) {
+    uses.sort_by_key(|u| (u.value, u.at, u.span.start));
+    for group in uses.chunk_by(|a, b| a.value == b.value) {
+        let first = &group[0];
+        for u in &group[1..] {
+            if differ(u.written, first.written) {
+                let m = msg::value_type_mismatch(
+                    &u.name,
+                    &type_string(u.written),
+                    &type_string(first.written),
+                );
+                out.push(parse_error_at(u.at, u.span, m, first.span, msg::PRIOR_USE_HERE.into()));
+            }
+        }
+        let value = cx.model.value(first.value);
+        let (Some(def), ValueDef::Result { op, index }) = (value.ty.as_ref(), &value.def) else {
+            continue;
+        };
+        if !differ(first.written, def) {
+            continue;
+        }
+        // The name of the result group and the index in it: `%0#1`, `%5#0`.
+        let info = cx.model.op(*op);
+        let mut k = *index;
+        let Some(group) = info.node.results.iter().find(|g| {
+            let found = k < g.count;
+            if !found {
+                k -= g.count;
+            }
+            found
+        }) else {
+            continue;
+        };
+        let m = msg::definition_type_mismatch(&format!("{}#{k}", group.name), &type_string(def));
+        let note = msg::previously_used_with_type(&type_string(first.written));
+        out.push(parse_error_at(
+            cx.model.def_time(first.value) + 1,
+            value.span,
             m,
-            Origin::Parse { first_of_failure: true },
-        );
-        d.focus = use_span;
-        d.notes.push(Note {
-            span: Span::empty(value.span.start),
-            message: msg::PRIOR_USE_HERE.to_string(),
-        });
-        out.push(d);
+            first.span,
+            note,
+        ));
+    }
+}
+
+/// Names defined again while an earlier definition is in scope: at the end of the op for
+/// results, where the region starts for block arguments.
+fn redefinitions(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    for &(new, old) in &cx.model.redefinitions {
+        let value = cx.model.value(new);
+        let name = value.name.split('#').next().unwrap_or("");
+        let (at, m, note) = match value.def {
+            ValueDef::Result { .. } => {
+                (cx.model.def_time(new) + 1, msg::redefinition(name), msg::PREVIOUSLY_DEFINED_HERE)
+            }
+            ValueDef::BlockArg { .. } => (
+                cx.model.def_time(new),
+                msg::region_argument_in_use(name),
+                msg::PREVIOUSLY_REFERENCED_HERE,
+            ),
+        };
+        out.push(parse_error_at(at, value.span, m, cx.model.value(old).span, note.into()));
     }
 }

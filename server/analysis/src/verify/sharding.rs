@@ -160,7 +160,7 @@ pub fn verify_axis_list<'a>(
 /// `x` directly precedes `y` as sub-axes of one axis.
 pub fn can_merge(x: &AxisRef, y: &AxisRef) -> bool {
     match (x.sub, y.sub) {
-        (Some((xp, xs)), Some((yp, _))) => x.name == y.name && xp * xs == yp,
+        (Some((xp, xs)), Some((yp, _))) => x.name == y.name && xp.saturating_mul(xs) == yp,
         _ => false,
     }
 }
@@ -199,7 +199,7 @@ fn verify_sub_axes(axes: &[&AxisRef], mesh: &Mesh) -> Result<(), Violation> {
             if size <= 1 {
                 return Err(Violation::new(msg::sub_axis_size(&a.display()), a.span));
             }
-            let next = pre * size;
+            let next = pre.saturating_mul(size);
             if full % next != 0 {
                 return Err(Violation::new(
                     msg::sub_axis_next_pre_size(next, full, &a.display()),

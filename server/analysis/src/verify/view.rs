@@ -2,7 +2,8 @@
 //! the first failure, reports undeclared SSA names only after a successful parse, then
 //! verifies each isolated-from-above op on its own (stopping at its first failing op,
 //! nested isolated ops only when their parent's walk passed), and walks the symbol
-//! users only when every op verified, stopping at the first failing one.
+//! users only when every op verified, in MLIR's order (a stack of regions: the last
+//! function first), stopping at the first failing one.
 
 use super::generic::is_isolated;
 use super::messages as msg;
@@ -45,7 +46,12 @@ fn parse_failure(diags: &[Diagnostic]) -> Vec<Diagnostic> {
             _ => {}
         }
     }
-    match groups.into_iter().min_by_key(|g| g[0].span.start) {
+    // Where the parser reports each failure (not always where it is located).
+    let reported_at = |d: &Diagnostic| match d.stage {
+        Some(Stage::ParseAt(at)) => at,
+        _ => d.span.start,
+    };
+    match groups.into_iter().min_by_key(|g| reported_at(g[0])) {
         Some(g) => g.into_iter().cloned().collect(),
         None => {
             undeclared.sort_by_key(|d| d.span.start);
@@ -94,7 +100,8 @@ impl Simulation<'_> {
                 ok &= self.verify(c);
             }
         }
-        ok && !self.emit(Stage::Exit(op))
+        // The dominance check of an isolated op's regions comes after all of it verified.
+        ok && !self.emit(Stage::Exit(op)) && !(self.isolated(op) && self.emit(Stage::Dominance(op)))
     }
 
     fn module(&mut self) {
@@ -117,13 +124,30 @@ impl Simulation<'_> {
             self.out.push((*first).clone());
             return;
         }
-        // Symbol users in pre-order; the walk stops at the first failure.
-        let mut stack: Vec<OpId> = top.into_iter().rev().collect();
-        while let Some(op) = stack.pop() {
-            if self.emit(Stage::SymbolUse(op)) {
-                return;
+        // MLIR's symbol table walk (`walkSymbolTable`): a stack of regions; the ops of the
+        // region on top, in order, each pushing its regions (not into nested symbol
+        // tables); then the region pushed last. So the last function's body comes first,
+        // and a region's nested regions after all of its ops. It stops at the first
+        // failure.
+        let model = self.model;
+        let mut regions: Vec<Vec<OpId>> = vec![top];
+        while let Some(ops) = regions.pop() {
+            for op in ops {
+                if self.emit(Stage::SymbolUse(op)) {
+                    return;
+                }
+                if model.op(op).name() == "builtin.module" {
+                    continue;
+                }
+                let count = model.op(op).node.regions.len();
+                let mut nested: Vec<Vec<OpId>> = vec![Vec::new(); count];
+                for &c in model.children(op) {
+                    if let Some(r) = nested.get_mut(model.op(c).region as usize) {
+                        r.push(c);
+                    }
+                }
+                regions.extend(nested);
             }
-            stack.extend(self.model.children(op).iter().rev());
         }
     }
 }

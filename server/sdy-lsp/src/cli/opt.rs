@@ -1,10 +1,13 @@
 //! `sdy-lsp opt`: a drop-in for `sdy_opt` on the flags Shardy's lit tests use.
 //!
-//! `sdy-lsp opt FILE|- [-split-input-file] [-verify-diagnostics] [--]`
+//! `sdy-lsp opt FILE|- [-split-input-file] [-verify-diagnostics] [PASS...] [--]`
 //!
 //! Each chunk (the whole file, or each `// -----` piece with `-split-input-file`) is
-//! parsed and verified; a chunk without errors is printed like `sdy_opt` prints it, a
-//! failing chunk prints nothing. Printed chunks are joined with `// -----` lines.
+//! parsed and verified; the passes (`-sdy-populate-op-sharding-rules[=OPTIONS]`, see
+//! `sdy_analysis::passes::PASSES`) then run on it in the order given; a chunk without
+//! errors is printed like `sdy_opt` prints it, a failing chunk prints nothing. Printed
+//! chunks are joined with `// -----` lines. Pass warnings (e.g. the sharding rule
+//! registry's "unknown op") are reported like MLIR's, once per process.
 //! Diagnostics go to stderr as `FILE:LINE:COL: error: MESSAGE` in whole-file
 //! coordinates. Exit status 1 if a chunk failed, 0 otherwise; with
 //! `-verify-diagnostics`, the diagnostics are instead checked against the
@@ -13,6 +16,7 @@
 
 use super::report;
 use sdy_analysis::diag::{Diagnostic, LineIndex, Severity};
+use sdy_analysis::passes::{self, PassSpec, Pipeline, Session};
 use sdy_syntax::tree::Chunk;
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -21,12 +25,15 @@ struct Options {
     file: String,
     split: bool,
     verify: bool,
+    /// The passes to run, in order.
+    passes: Vec<PassSpec>,
 }
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
     let mut file = None;
     let mut split = false;
     let mut verify = false;
+    let mut passes = Vec::new();
     let mut rest_are_files = false;
     for a in args {
         let flag = a
@@ -37,7 +44,9 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             Some("") => rest_are_files = true, // `--`
             Some("split-input-file") => split = true,
             Some("verify-diagnostics") => verify = true,
-            Some(_) => return Err(format!("sdy-lsp opt: unknown pass or option '{a}'")),
+            Some(_) => {
+                passes.push(passes::parse_pass_flag(a).map_err(|e| format!("sdy-lsp opt: {e}"))?)
+            }
             None => {
                 if file.is_some() {
                     return Err(format!(
@@ -48,7 +57,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             }
         }
     }
-    Ok(Options { file: file.unwrap_or_else(|| "-".to_string()), split, verify })
+    Ok(Options { file: file.unwrap_or_else(|| "-".to_string()), split, verify, passes })
 }
 
 pub fn run(args: &[String]) -> ExitCode {
@@ -72,9 +81,32 @@ pub fn run(args: &[String]) -> ExitCode {
     let mut stderr = String::new();
     let mut failed = false;
     let mut verify_failed = false;
+    let mut pipeline = Pipeline::new();
+    for spec in &opts.passes {
+        if let Err(e) = pipeline.add(spec) {
+            eprintln!("sdy-lsp opt: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    // MLIR prints the op in diagnostic notes, except under -verify-diagnostics.
+    let mut session = Session::new(!opts.verify);
     for chunk in sdy_analysis::parse_chunks(&text, opts.split) {
-        let diags = chunk_diagnostics(&text, &chunk);
-        let chunk_failed = diags.iter().any(|d| d.severity == Severity::Error);
+        let analysis = sdy_analysis::analyze_chunk(&text, &chunk);
+        let mut diags = sdy_analysis::verify::mlir_view(&analysis.diagnostics, &analysis.model);
+        let mut chunk_failed = diags.iter().any(|d| d.severity == Severity::Error);
+        let mut printed = String::new();
+        if !chunk_failed {
+            if pipeline.is_empty() {
+                printed = sdy_analysis::print::print_chunk(&text, &chunk);
+            } else {
+                let run = pipeline.run(&text, &chunk, &analysis.model, &mut session);
+                chunk_failed = run.failed;
+                diags.extend(run.diagnostics);
+                if !run.failed {
+                    printed = sdy_analysis::print::print_module(&run.module);
+                }
+            }
+        }
         failed |= chunk_failed;
         if opts.verify {
             let problems = verify_expected(&text, &chunk, &diags, &index);
@@ -88,11 +120,7 @@ pub fn run(args: &[String]) -> ExitCode {
                 report::render(display_name, &index, d, &mut stderr);
             }
         }
-        outputs.push(if chunk_failed {
-            String::new()
-        } else {
-            sdy_analysis::print::print_chunk(&text, &chunk)
-        });
+        outputs.push(printed);
     }
     let stdout = outputs.join("// -----\n");
     let mut out = std::io::stdout().lock();
@@ -105,15 +133,6 @@ pub fn run(args: &[String]) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
-}
-
-/// The diagnostics `sdy_opt` reports for a chunk: the first parse failure (its error
-/// and chained lines) if the chunk does not parse, else the verifier's.
-pub fn chunk_diagnostics(text: &str, chunk: &Chunk) -> Vec<Diagnostic> {
-    // Everything we know about the chunk, reduced to what sdy_opt would print: its first
-    // parse failure, else the verifier errors in MLIR's order and stopping rules.
-    let analysis = sdy_analysis::analyze_chunk(text, chunk);
-    sdy_analysis::verify::mlir_view(&analysis.diagnostics, &analysis.model)
 }
 
 // ----- -verify-diagnostics -----
@@ -479,7 +498,20 @@ mod tests {
         ])
         .unwrap_or_else(|e| panic!("{e}"));
         assert!(o.split && o.verify && o.file == "f.mlir");
-        let e = parse_args(&["f.mlir".into(), "-sdy-basic-propagate".into()]).err().unwrap();
-        assert_eq!(e, "sdy-lsp opt: unknown pass or option '-sdy-basic-propagate'");
+        let e = parse_args(&["f.mlir".into(), "-sdy-no-such-pass".into()]).err().unwrap();
+        assert_eq!(e, "sdy-lsp opt: unknown pass or option '-sdy-no-such-pass'");
+        let e = parse_args(&["f.mlir".into(), "-sdy-populate-op-sharding-rules=x=1".into()])
+            .err()
+            .unwrap();
+        assert_eq!(e, "sdy-lsp opt: pass '-sdy-populate-op-sharding-rules' has no option 'x'");
+        let o = parse_args(&[
+            "f.mlir".into(),
+            "-sdy-populate-op-sharding-rules=conservative-propagation=true".into(),
+            "-sdy-populate-op-sharding-rules".into(),
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(o.passes.len(), 2);
+        assert!(o.passes[0].options.bool("conservative-propagation"));
+        assert!(!o.passes[1].options.bool("conservative-propagation"));
     }
 }

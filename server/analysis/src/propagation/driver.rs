@@ -1,0 +1,1031 @@
+//! The propagation driver shared by every strategy (Shardy's `BasicPropagationPassImpl`):
+//! a worklist over the module's ops (MLIR's greedy rewrite driver: pre-order, LIFO,
+//! unused side-effect-free ops erased), propagating through each op's sharding rule,
+//! propagation barriers, data-flow edges and function data-flow edges, keeping sharding
+//! groups in sync, and the main function's results.
+
+use super::factor::{propagate_aggressive, propagate_basic, Direction, Strategy};
+use super::graph::*;
+use super::ops::{identity_rule, is_elementwise_op, purity, rule_from_print, tensor_type};
+use super::projection::{Projection, TensorFactorShardings};
+use super::trace::{Step, Tracer};
+use crate::model::{Model, OpId};
+use crate::print::ir::{Attr, Module, Op, ValueId};
+use crate::print::sdy::{Mesh, MeshRef, TensorSharding};
+use crate::rules::{self, OpDesc, OpShardingRule, RuleLookup, RuleOptions, TensorMapping, Unknown};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// Once-flags of the registry's warnings (shared with `-sdy-populate-op-sharding-rules`).
+pub const ONCE_CUSTOM_CALL: &str = "sharding-rule-registry/unknown-custom-call";
+pub const ONCE_OP: &str = "sharding-rule-registry/unknown-op";
+
+/// How the direction of each (op, factor) is chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DirFn {
+    /// Both directions (`propagateAny`).
+    Any,
+    /// The union of the op-priority heuristics `0..=p`.
+    OpPriority(usize),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DirMode {
+    Fn(DirFn),
+    Fixed(Direction),
+}
+
+/// Where a tensor of a propagation step keeps its sharding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    Value(ValueId),
+    /// Result `i` of a function (its result attribute).
+    FuncResult(OpIdx, usize),
+    /// The targets of data-flow edge op (their sharding, seen from the sources).
+    EdgeTarget(OpIdx),
+}
+
+/// A warning a pass emits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    /// Emitted only the first time in a process (MLIR's `call_once`).
+    pub once_key: Option<&'static str>,
+    /// Absolute offset of the op's location.
+    pub at: u32,
+    /// The origin of the op (for the note that prints it).
+    pub origin: Option<u32>,
+    pub message: String,
+}
+
+/// An error that makes the pass fail.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub at: u32,
+    pub origin: Option<u32>,
+    pub message: String,
+}
+
+pub struct Driver<'a> {
+    pub m: &'a mut Module,
+    pub g: Graph,
+    pub model: &'a Model,
+    pub src: &'a str,
+    by_origin: HashMap<u32, OpId>,
+    /// `getOrCreateShardingRule` results.
+    pub rules: HashMap<OpIdx, Option<OpShardingRule>>,
+    /// Ops whose rule was created (attached) during this pass.
+    pub created: HashSet<OpIdx>,
+    pub conservative: bool,
+    pub group_of: HashMap<ValueId, i64>,
+    pub groups: BTreeMap<i64, Vec<ValueId>>,
+    worklist: Vec<OpIdx>,
+    in_list: Vec<bool>,
+    current: Option<OpIdx>,
+    pub warnings: Vec<Warning>,
+    pub tracer: Option<Box<dyn Tracer>>,
+}
+
+impl<'a> Driver<'a> {
+    pub fn new(
+        m: &'a mut Module,
+        model: &'a Model,
+        src: &'a str,
+        conservative: bool,
+    ) -> Driver<'a> {
+        let g = Graph::build(m);
+        let by_origin = model.ops.iter().enumerate().map(|(i, o)| (o.start, i as OpId)).collect();
+        let mut d = Driver {
+            m,
+            g,
+            model,
+            src,
+            by_origin,
+            rules: HashMap::new(),
+            created: HashSet::new(),
+            conservative,
+            group_of: HashMap::new(),
+            groups: BTreeMap::new(),
+            worklist: Vec::new(),
+            in_list: Vec::new(),
+            current: None,
+            warnings: Vec::new(),
+            tracer: None,
+        };
+        d.build_groups();
+        d
+    }
+
+    /// Rebuilds the index after the module's structure changed.
+    pub fn rebuild(&mut self) {
+        self.g = Graph::build(self.m);
+        self.rules.clear();
+        self.created.clear();
+        self.build_groups();
+    }
+
+    /// The absolute location of op `i` (its name) and its origin.
+    pub fn loc(&self, i: OpIdx) -> (u32, Option<u32>) {
+        let mut j = i;
+        loop {
+            if let Some(o) = self.g.nodes[j].origin {
+                let at = self.by_origin.get(&o).map_or(o, |&id| self.model.op(id).loc());
+                return (at, if j == i { Some(o) } else { None });
+            }
+            match self.g.nodes[j].parent {
+                Some(p) => j = p,
+                None => return (0, None),
+            }
+        }
+    }
+
+    // ----- shape check -----
+
+    /// Shardy's `allValidShapes`: every op result must be a static ranked tensor (or a
+    /// non-shaped type) and not a tuple.
+    pub fn check_shapes(&self) -> Result<(), Failure> {
+        for i in self.g.pre_order() {
+            for &r in &self.g.nodes[i].results {
+                let ty = self.m.ty(r).unwrap_or("");
+                let msg = match ValueType::parse(ty) {
+                    ValueType::Ranked(d) if d.iter().any(Option::is_none) => format!(
+                        "Shardy propagation only supports ranked tensors with a static shape. type: {ty}"
+                    ),
+                    ValueType::Other(t) if t.starts_with("tensor<*") => format!(
+                        "Shardy propagation only supports ranked tensors with a static shape. type: {ty}"
+                    ),
+                    ValueType::Tuple(_) => {
+                        format!("Shardy propagation doesn't support tuples: {ty}")
+                    }
+                    _ => continue,
+                };
+                let (at, origin) = self.loc(i);
+                return Err(Failure { at, origin, message: msg });
+            }
+        }
+        Ok(())
+    }
+
+    // ----- rules -----
+
+    fn op_desc_from_ir(&self, i: OpIdx) -> OpDesc {
+        let n = &self.g.nodes[i];
+        let ty = |v: ValueId| tensor_type(self.m.ty(v).unwrap_or(""));
+        OpDesc {
+            name: n.name.clone(),
+            operands: n.operands.iter().map(|&v| ty(v)).collect(),
+            results: n.results.iter().map(|&v| ty(v)).collect(),
+            ..Default::default()
+        }
+    }
+
+    /// The rule of op `i` (`getOrCreateShardingRule`): its `sdy.sharding_rule`, else the
+    /// registry's (remembered as attached).
+    pub fn rule(&mut self, i: OpIdx) -> Option<OpShardingRule> {
+        if let Some(r) = self.rules.get(&i) {
+            return r.clone();
+        }
+        let op = self.g.op(self.m, i);
+        let r = if let Some(Attr::Rule(pr)) = op.attr("sdy.sharding_rule") {
+            rule_from_print(pr)
+        } else {
+            let opts = RuleOptions { conservative: self.conservative };
+            let lookup = match self.g.nodes[i].origin.and_then(|o| self.by_origin.get(&o)) {
+                Some(&id) if self.model.op(id).name() == self.g.nodes[i].name => {
+                    rules::create_rule(&OpDesc::from_model(self.model, id, self.src), &opts)
+                }
+                _ => rules::create_rule(&self.op_desc_from_ir(i), &opts),
+            };
+            match lookup {
+                RuleLookup::Created(r) | RuleLookup::Existing(r) => {
+                    self.created.insert(i);
+                    Some(r)
+                }
+                RuleLookup::Unknown(u) => {
+                    let key = match u {
+                        Unknown::CustomCall(_) => ONCE_CUSTOM_CALL,
+                        Unknown::Op(_) => ONCE_OP,
+                    };
+                    let (at, origin) = self.loc(i);
+                    self.warnings.push(Warning {
+                        once_key: Some(key),
+                        at,
+                        origin,
+                        message: u.message(),
+                    });
+                    None
+                }
+                RuleLookup::NoRule => None,
+            }
+        };
+        self.rules.insert(i, r.clone());
+        r
+    }
+
+    /// Writes the attached rules (`keep`), or removes every non-custom rule.
+    pub fn finish_rules(&mut self, keep: bool) {
+        if keep {
+            let mut created: Vec<OpIdx> = self.created.iter().copied().collect();
+            created.sort_unstable();
+            for i in created {
+                if self.g.erased[i] {
+                    continue;
+                }
+                if let Some(Some(r)) = self.rules.get(&i) {
+                    let pr = r.to_print();
+                    self.g.op_mut(self.m, i).set_attr("sdy.sharding_rule", Attr::Rule(pr));
+                }
+            }
+        } else {
+            self.m.top.walk_mut(&mut |op: &mut Op| {
+                if let Some(Attr::Rule(r)) = op.attr("sdy.sharding_rule") {
+                    if !r.custom {
+                        op.remove_attr("sdy.sharding_rule");
+                    }
+                }
+            });
+        }
+    }
+
+    /// Removes the ops erased as dead from the module (call last: paths change).
+    pub fn remove_erased(&mut self) {
+        let mut paths: Vec<Vec<(usize, usize, usize)>> = (0..self.g.nodes.len())
+            .filter(|&i| {
+                self.g.erased[i] && self.g.nodes[i].parent.is_some_and(|p| !self.g.erased[p])
+            })
+            .map(|i| self.g.nodes[i].path.clone())
+            .collect();
+        paths.sort();
+        for p in paths.into_iter().rev() {
+            let (last, parent) = p.split_last().expect("non-root");
+            let op = op_at_path_mut(self.m, parent);
+            op.regions[last.0].blocks[last.1].ops.remove(last.2);
+        }
+    }
+
+    // ----- sharding groups -----
+
+    fn build_groups(&mut self) {
+        self.group_of.clear();
+        self.groups.clear();
+        for i in self.g.pre_order() {
+            if self.g.nodes[i].name != "sdy.sharding_group" {
+                continue;
+            }
+            let id = match self.g.op(self.m, i).prop("group_id") {
+                Some(Attr::Int { value, .. }) => *value as i64,
+                _ => continue,
+            };
+            let Some(&input) = self.g.nodes[i].operands.first() else { continue };
+            self.group_of.entry(input).or_insert(id);
+            self.groups.entry(id).or_default().push(input);
+        }
+    }
+
+    pub fn group_members(&self, v: ValueId) -> Vec<ValueId> {
+        match self.group_of.get(&v) {
+            Some(id) => self.groups.get(id).cloned().unwrap_or_default(),
+            None => Vec::new(),
+        }
+    }
+
+    /// `syncGroupMemberShardings`: gives every member of a group the common sharding,
+    /// or inserts open sharding constraints after every member of a conflicting group.
+    pub fn sync_groups(&mut self) {
+        let groups: Vec<(i64, Vec<ValueId>)> =
+            self.groups.iter().map(|(k, v)| (*k, v.clone())).collect();
+        let mut inserted = false;
+        for (id, members) in groups {
+            let (sharding, conflict) = self.common_group_sharding(&members);
+            let Some(sharding) = sharding else { continue };
+            if !conflict {
+                for &v in &members {
+                    self.g.set_sharding(self.m, v, sharding.clone());
+                }
+                continue;
+            }
+            if let Some(first_owner) = self.g.owner(members[0]) {
+                let (at, origin) = self.loc(first_owner);
+                self.warnings.push(Warning {
+                    once_key: None,
+                    at,
+                    origin,
+                    message: format!(
+                        "The initial operand shardings on the sharding groups of groupID: {id} do not match. Inserting an open sharding constraint to all constrained values. This can be caused when shardings from different values are grouped (e.g. from jax.shard_alike) but have separate inconsistent sharding constraints on them."
+                    ),
+                });
+            }
+            let open = open_sharding(&sharding.mesh, sharding.dims.len());
+            for &v in &members {
+                self.insert_constraint_after(v, open.clone());
+                inserted = true;
+            }
+        }
+        if inserted {
+            self.rebuild();
+        }
+    }
+
+    fn common_group_sharding(&self, members: &[ValueId]) -> (Option<TensorSharding>, bool) {
+        if members.len() == 1 {
+            return (self.g.sharding(self.m, members[0]), false);
+        }
+        let mut common: Option<TensorSharding> = None;
+        for &v in members {
+            let Some(s) = self.g.sharding(self.m, v) else { continue };
+            if fully_replicated_and_open(&s) {
+                continue;
+            }
+            match &common {
+                None => common = Some(s),
+                Some(c) if *c != s => return (common, true),
+                Some(_) => {}
+            }
+        }
+        (common, false)
+    }
+
+    /// Inserts `sdy.sharding_constraint v sharding` right after `v`'s definition and
+    /// routes every other use of `v` through it. Rebuilds the index.
+    pub fn insert_constraint_after(&mut self, v: ValueId, sharding: TensorSharding) -> ValueId {
+        let ty = self.m.ty(v).map(str::to_string);
+        let nv = self.m.new_value(ty);
+        self.m.top.replace_uses(v, nv);
+        let mut op = Op::pretty("sdy.sharding_constraint", vec![v], vec![nv], Vec::new());
+        op.set_prop("sharding", Attr::Sharding(sharding));
+        let (path, index) = match self.g.def(v) {
+            Some(Def::Result { op: d, .. }) => {
+                let p = &self.g.nodes[d].path;
+                let (last, parent) = p.split_last().expect("non-root");
+                let mut parent = parent.to_vec();
+                parent.push((last.0, last.1, 0));
+                (parent, last.2 + 1)
+            }
+            Some(Def::Arg { op: o, region, block, .. }) => {
+                let mut p = self.g.nodes[o].path.clone();
+                p.push((region, block, 0));
+                (p, 0)
+            }
+            None => return nv,
+        };
+        let (last, parent) = path.split_last().expect("non-root");
+        let owner = op_at_path_mut(self.m, parent);
+        owner.regions[last.0].blocks[last.1].ops.insert(index, op);
+        self.g = Graph::build(self.m);
+        self.rules.clear();
+        self.created.clear();
+        nv
+    }
+
+    // ----- worklist -----
+
+    /// Adds `op` and its ancestors below the module (MLIR's `addToWorklist`).
+    fn push(&mut self, op: OpIdx) {
+        if Some(op) == self.current {
+            return;
+        }
+        let mut o = op;
+        loop {
+            let parent = self.g.nodes[o].parent;
+            if parent.is_none() {
+                break;
+            }
+            if !self.in_list[o] && !self.g.erased[o] {
+                self.in_list[o] = true;
+                self.worklist.push(o);
+            }
+            match parent {
+                Some(p) if self.g.nodes[p].parent.is_some() => o = p,
+                _ => break,
+            }
+        }
+    }
+
+    fn would_be_dead(&self, i: OpIdx) -> bool {
+        match purity(&self.g.nodes[i].name) {
+            None => false,
+            Some(false) => true,
+            Some(true) => self.g.nodes[i]
+                .children
+                .iter()
+                .flatten()
+                .flatten()
+                .all(|&c| self.g.erased[c] || self.would_be_dead(c)),
+        }
+    }
+
+    fn is_trivially_dead(&self, i: OpIdx) -> bool {
+        let n = &self.g.nodes[i];
+        if is_terminator(&n.name) || n.name == "func.func" || n.name == "sdy.mesh" {
+            return false;
+        }
+        n.results.iter().all(|&r| self.g.live_uses(r).next().is_none()) && self.would_be_dead(i)
+    }
+
+    fn erase(&mut self, i: OpIdx) {
+        // Defining ops of operands left with at most one other user are revisited.
+        let mut revisit = Vec::new();
+        for &v in &self.g.nodes[i].operands {
+            let Some(Def::Result { op: d, .. }) = self.g.def(v) else { continue };
+            let others: HashSet<OpIdx> =
+                self.g.live_uses(v).map(|(u, _)| u).filter(|&u| u != i).collect();
+            if others.len() <= 1 {
+                revisit.push(d);
+            }
+        }
+        self.mark_erased(i);
+        for d in revisit {
+            self.push(d);
+        }
+    }
+
+    fn mark_erased(&mut self, i: OpIdx) {
+        if self.g.erased[i] {
+            return;
+        }
+        self.g.erased[i] = true;
+        let kids: Vec<OpIdx> =
+            self.g.nodes[i].children.iter().flatten().flatten().copied().collect();
+        for k in kids {
+            self.mark_erased(k);
+        }
+    }
+
+    /// One run of the driver with factor strategy `strategy` (Shardy's
+    /// `BasicPropagationPassImpl::propagate`).
+    pub fn propagate(&mut self, strategy: Strategy, dir: DirFn) {
+        let main = self.g.main_func(self.m);
+        if let Some(f) = main {
+            self.propagate_func_results(f, strategy);
+        }
+        let order = self.g.pre_order();
+        self.in_list = vec![false; self.g.nodes.len()];
+        self.worklist.clear();
+        for &i in order.iter().rev() {
+            self.in_list[i] = true;
+            self.worklist.push(i);
+        }
+        while let Some(op) = self.worklist.pop() {
+            self.in_list[op] = false;
+            if self.g.erased[op] {
+                continue;
+            }
+            if self.is_trivially_dead(op) {
+                self.erase(op);
+                continue;
+            }
+            self.current = Some(op);
+            self.visit(op, strategy, dir);
+            self.current = None;
+        }
+        if let Some(f) = main {
+            self.propagate_func_results(f, strategy);
+        }
+    }
+
+    fn visit(&mut self, op: OpIdx, strategy: Strategy, dir: DirFn) {
+        let name = self.g.nodes[op].name.clone();
+        match name.as_str() {
+            "sdy.propagation_barrier" => {
+                let n = &self.g.nodes[op];
+                let (Some(&input), Some(&result)) = (n.operands.first(), n.results.first()) else {
+                    return;
+                };
+                let Some(shape) = self.g.ty(self.m, result).static_shape() else { return };
+                let allowed = match self.g.op(self.m, op).prop("allowed_direction") {
+                    Some(a) => {
+                        let t = crate::print::attr::attr_to_string(a);
+                        let w = t.rsplit([' ', '<']).next().unwrap_or("").trim_end_matches('>');
+                        Direction::parse(w).unwrap_or(Direction::None)
+                    }
+                    None => Direction::None,
+                };
+                self.propagate_tensors(
+                    op,
+                    &[Slot::Value(input)],
+                    &[Slot::Value(result)],
+                    &identity_rule(&shape, 1),
+                    DirMode::Fixed(allowed),
+                    strategy,
+                    self.conservative,
+                    true,
+                );
+            }
+            "sdy.data_flow_edge" => {
+                let n = &self.g.nodes[op];
+                let (Some(&input), Some(&result)) = (n.operands.first(), n.results.first()) else {
+                    return;
+                };
+                let Some(shape) = self.g.ty(self.m, result).static_shape() else { return };
+                let sources: Vec<Slot> =
+                    self.g.edge_sources(input).into_iter().map(Slot::Value).collect();
+                self.propagate_tensors(
+                    op,
+                    &sources,
+                    &[Slot::EdgeTarget(op)],
+                    &identity_rule(&shape, sources.len()),
+                    DirMode::Fn(dir),
+                    strategy,
+                    false,
+                    true,
+                );
+            }
+            "sdy.func_data_flow_edge" => {
+                let n = &self.g.nodes[op];
+                let (Some(&input), Some(&result)) = (n.operands.first(), n.results.first()) else {
+                    return;
+                };
+                let Some(shape) = self.g.ty(self.m, result).static_shape() else { return };
+                let mut sources = Vec::new();
+                match self.g.def(input) {
+                    Some(Def::Arg { op: f, index, .. }) if self.g.nodes[f].name == "func.func" => {
+                        let sym = self.g.op(self.m, f).func().map(|fi| fi.sym.clone());
+                        let calls =
+                            sym.and_then(|s| self.g.callers.get(&s).cloned()).unwrap_or_default();
+                        for c in calls {
+                            if self.g.erased[c] {
+                                continue;
+                            }
+                            if let Some(&v) = self.g.nodes[c].operands.get(index) {
+                                sources.push(Slot::Value(v));
+                            }
+                        }
+                        if sources.is_empty() {
+                            return;
+                        }
+                    }
+                    Some(Def::Result { op: call, index })
+                        if self.g.nodes[call].name == "func.call" =>
+                    {
+                        let callee = super::irutil::callee(self.g.op(self.m, call));
+                        let Some(f) = callee.and_then(|c| self.g.funcs.get(&c).copied()) else {
+                            return;
+                        };
+                        if let Some(t) = self.g.terminator(f, 0) {
+                            if self.g.nodes[t].name == "func.return" {
+                                if let Some(&v) = self.g.nodes[t].operands.get(index) {
+                                    sources.push(Slot::Value(v));
+                                }
+                            }
+                        }
+                    }
+                    _ => return,
+                }
+                self.propagate_tensors(
+                    op,
+                    &sources,
+                    &[Slot::Value(result)],
+                    &identity_rule(&shape, sources.len()),
+                    DirMode::Fn(dir),
+                    strategy,
+                    false,
+                    true,
+                );
+            }
+            _ => {
+                let Some(rule) = self.rule(op) else { return };
+                let n = &self.g.nodes[op];
+                if rule.operands.len() != n.operands.len() || rule.results.len() != n.results.len()
+                {
+                    return;
+                }
+                let operands: Vec<Slot> = n.operands.iter().map(|&v| Slot::Value(v)).collect();
+                let results: Vec<Slot> = n.results.iter().map(|&v| Slot::Value(v)).collect();
+                self.propagate_tensors(
+                    op,
+                    &operands,
+                    &results,
+                    &rule,
+                    DirMode::Fn(dir),
+                    strategy,
+                    self.conservative,
+                    true,
+                );
+            }
+        }
+    }
+
+    /// `propagateFuncResults`: between each returned value and the function's result
+    /// attribute, identity rule, both directions, no worklist notifications.
+    pub fn propagate_func_results(&mut self, func: OpIdx, strategy: Strategy) {
+        let Some(t) = self.g.terminator(func, 0) else { return };
+        let operands = self.g.nodes[t].operands.clone();
+        for (i, v) in operands.into_iter().enumerate() {
+            let Some(shape) = self.g.ty(self.m, v).static_shape() else { continue };
+            self.propagate_tensors(
+                func,
+                &[Slot::Value(v)],
+                &[Slot::FuncResult(func, i)],
+                &identity_rule(&shape, 1),
+                DirMode::Fixed(Direction::Both),
+                strategy,
+                false,
+                false,
+            );
+        }
+    }
+
+    fn get_slot(&self, s: Slot) -> Option<TensorSharding> {
+        match s {
+            Slot::Value(v) => self.g.sharding(self.m, v),
+            Slot::FuncResult(f, i) => self.g.func_result_sharding(self.m, f, i),
+            Slot::EdgeTarget(e) => {
+                let own = sharding_of(self.g.op(self.m, e).prop("sharding"));
+                self.g.transform_target_sharding(self.m, e, own, true)
+            }
+        }
+    }
+
+    fn set_slot(&mut self, s: Slot, sharding: TensorSharding) {
+        match s {
+            Slot::Value(v) => self.g.set_sharding(self.m, v, sharding),
+            Slot::FuncResult(f, i) => self.g.set_func_result_sharding(self.m, f, i, sharding),
+            Slot::EdgeTarget(e) => {
+                if let Some(t) = self.g.transform_target_sharding(self.m, e, Some(sharding), false)
+                {
+                    self.g.op_mut(self.m, e).set_prop("sharding", Attr::Sharding(t));
+                }
+            }
+        }
+    }
+
+    /// The value whose sharding a slot updates (for notifications and groups).
+    fn slot_value(&self, s: Slot) -> Option<ValueId> {
+        match s {
+            Slot::Value(v) => self.g.shardable_value(v),
+            Slot::FuncResult(..) => None,
+            Slot::EdgeTarget(e) => self.g.nodes[e].results.first().copied(),
+        }
+    }
+
+    /// The common mesh of the shardings (`getCommonMeshName`).
+    pub fn common_mesh(&self, shardings: &[&Option<TensorSharding>]) -> Option<(MeshRef, Mesh)> {
+        let mut chosen: Option<(MeshRef, Mesh)> = None;
+        for s in shardings.iter().filter_map(|s| s.as_ref()) {
+            let Some(other) = self.g.mesh(&s.mesh) else { continue };
+            match &chosen {
+                None => chosen = Some((s.mesh.clone(), other)),
+                Some((_, cur)) if mesh_is_empty(cur) => chosen = Some((s.mesh.clone(), other)),
+                Some((_, cur)) => {
+                    if mesh_is_empty(&other) {
+                        continue;
+                    }
+                    if other != *cur {
+                        return None;
+                    }
+                }
+            }
+        }
+        chosen
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn propagate_tensors(
+        &mut self,
+        op: OpIdx,
+        operands: &[Slot],
+        results: &[Slot],
+        rule: &OpShardingRule,
+        dir: DirMode,
+        strategy: Strategy,
+        conservative: bool,
+        notify: bool,
+    ) -> bool {
+        let o_sh: Vec<Option<TensorSharding>> =
+            operands.iter().map(|&s| self.get_slot(s)).collect();
+        let r_sh: Vec<Option<TensorSharding>> = results.iter().map(|&s| self.get_slot(s)).collect();
+        let all: Vec<&Option<TensorSharding>> = o_sh.iter().chain(r_sh.iter()).collect();
+        let Some((mesh_ref, mesh)) = self.common_mesh(&all) else { return false };
+        if mesh.axes.is_empty() && mesh.device_ids.len() == 1 {
+            return false;
+        }
+        let mut proj = Projection::build(&o_sh, &r_sh, rule, &mesh, false);
+        let before = if self.tracer.is_some() { Some(proj.clone()) } else { None };
+        let dirs: Vec<Direction> = (0..rule.factor_sizes.len())
+            .map(|f| {
+                if rule.is_blocked(f) {
+                    Direction::None
+                } else {
+                    match dir {
+                        DirMode::Fixed(d) => d,
+                        DirMode::Fn(df) => self.direction(op, f, df),
+                    }
+                }
+            })
+            .collect();
+        let dir_of = |f: usize| dirs[f];
+        let up = match strategy {
+            Strategy::Basic => {
+                propagate_basic(&mut proj, &dir_of, &rule.factor_sizes, &mesh, conservative)
+            }
+            Strategy::Aggressive => {
+                let n = &self.g.nodes[op];
+                let elementwise = {
+                    let o = n.operands.first().map(|&v| self.g.ty(self.m, v));
+                    let r = n.results.first().map(|&v| self.g.ty(self.m, v));
+                    is_elementwise_op(&n.name, o.as_ref(), r.as_ref())
+                };
+                propagate_aggressive(
+                    &mut proj,
+                    &dir_of,
+                    &rule.factor_sizes,
+                    &mesh,
+                    conservative,
+                    elementwise,
+                )
+            }
+        };
+        let mut written: Vec<Option<TensorSharding>> = Vec::with_capacity(o_sh.len() + r_sh.len());
+        for (i, &changed) in up.operands.iter().enumerate() {
+            written.push(if changed {
+                self.update_tensor(
+                    operands[i],
+                    &o_sh[i],
+                    &proj.operands[i],
+                    &rule.operands[i],
+                    &rule.factor_sizes,
+                    &mesh_ref,
+                    &mesh,
+                    notify,
+                )
+            } else {
+                None
+            });
+        }
+        for (i, &changed) in up.results.iter().enumerate() {
+            written.push(if changed {
+                self.update_tensor(
+                    results[i],
+                    &r_sh[i],
+                    &proj.results[i],
+                    &rule.results[i],
+                    &rule.factor_sizes,
+                    &mesh_ref,
+                    &mesh,
+                    notify,
+                )
+            } else {
+                None
+            });
+        }
+        let any = written.iter().any(Option::is_some);
+        if any {
+            if let (Some(before), Some(_)) = (before.as_ref(), self.tracer.as_ref()) {
+                let vals = |slots: &[Slot], d: &Driver<'_>| -> Vec<ValueId> {
+                    slots
+                        .iter()
+                        .map(|&s| match s {
+                            Slot::Value(v) => v,
+                            Slot::EdgeTarget(e) => d.g.nodes[e].results[0],
+                            Slot::FuncResult(..) => match operands.first() {
+                                Some(Slot::Value(v)) => *v,
+                                _ => 0,
+                            },
+                        })
+                        .collect()
+                };
+                let ov = vals(operands, self);
+                let rv = vals(results, self);
+                let old: Vec<Option<TensorSharding>> =
+                    o_sh.iter().chain(r_sh.iter()).cloned().collect();
+                let func_results = results.iter().any(|s| matches!(s, Slot::FuncResult(..)));
+                if let Some(t) = self.tracer.as_deref_mut() {
+                    t.step(&Step {
+                        graph: &self.g,
+                        module: &*self.m,
+                        op,
+                        operands: &ov,
+                        results: &rv,
+                        func_results,
+                        old: &old,
+                        new: &written,
+                        before,
+                        after: &proj,
+                        rule,
+                        mesh: &mesh,
+                    });
+                }
+            }
+        }
+        any
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn update_tensor(
+        &mut self,
+        slot: Slot,
+        old: &Option<TensorSharding>,
+        tfs: &TensorFactorShardings,
+        mapping: &TensorMapping,
+        factor_sizes: &[i64],
+        mesh_ref: &MeshRef,
+        mesh: &Mesh,
+        notify: bool,
+    ) -> Option<TensorSharding> {
+        let new = tfs.to_sharding(mapping, factor_sizes, mesh_ref, mesh);
+        if (old.is_none() && empty_axes(&new)) || old.as_ref() == Some(&new) {
+            return None;
+        }
+        self.set_slot(slot, new.clone());
+        if matches!(slot, Slot::FuncResult(..)) {
+            return Some(new);
+        }
+        let Some(v) = self.slot_value(slot) else { return Some(new) };
+        if notify {
+            self.notify_sharding_modified(v);
+        }
+        for member in self.group_members(v) {
+            if member == v {
+                continue;
+            }
+            self.g.set_sharding(self.m, member, new.clone());
+            if let Some(t) = self.tracer.as_deref_mut() {
+                t.group_sync(&self.g, v, member, &new);
+            }
+            if notify {
+                if let Some(mv) = self.g.shardable_value(member) {
+                    self.notify_sharding_modified(mv);
+                } else {
+                    self.notify_sharding_modified(member);
+                }
+            }
+        }
+        Some(new)
+    }
+
+    fn notify_users_modified(&mut self, v: ValueId) {
+        let uses: Vec<(OpIdx, usize)> = self.g.live_uses(v).collect();
+        for (user, i) in uses {
+            if let Some(e) = self.g.edge_of_source(user, i) {
+                self.push(e);
+                continue;
+            }
+            let name = self.g.nodes[user].name.clone();
+            if is_terminator(&name) {
+                let Some(parent) = self.g.nodes[user].parent else { continue };
+                if name == "func.return" {
+                    let sym = self.g.op(self.m, parent).func().map(|f| f.sym.clone());
+                    let calls: Vec<OpIdx> = sym
+                        .and_then(|s| self.g.callers.get(&s).cloned())
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|&c| !self.g.erased[c])
+                        .collect();
+                    if calls.is_empty() {
+                        self.push(parent);
+                    } else {
+                        for c in calls {
+                            if let Some(&r) = self.g.nodes[c].results.get(i) {
+                                self.notify_users_modified(r);
+                            }
+                        }
+                    }
+                } else {
+                    self.push(parent);
+                }
+                continue;
+            }
+            if name == "func.call" {
+                let callee = super::irutil::callee(self.g.op(self.m, user));
+                if let Some(f) = callee.and_then(|c| self.g.funcs.get(&c).copied()) {
+                    let arg = self.g.nodes[f]
+                        .args
+                        .first()
+                        .and_then(|r| r.first())
+                        .and_then(|b| b.get(i))
+                        .copied();
+                    if let Some(a) = arg {
+                        self.notify_users_modified(a);
+                    }
+                }
+                continue;
+            }
+            self.push(user);
+        }
+    }
+
+    fn notify_sharding_modified(&mut self, v: ValueId) {
+        if let Some(Def::Result { op: d, .. }) = self.g.def(v) {
+            if self.g.nodes[d].name == "sdy.data_flow_edge" {
+                if let Some(&input) = self.g.nodes[d].operands.first() {
+                    for t in self.g.non_owner_targets(input) {
+                        self.notify_users_modified(t);
+                    }
+                }
+            }
+        }
+        if let Some(o) = self.g.owner(v) {
+            self.push(o);
+        }
+        self.notify_users_modified(v);
+    }
+
+    // ----- directions -----
+
+    fn dir_by_uses(&self, op: OpIdx, multi: bool) -> Direction {
+        if multi {
+            return Direction::Both;
+        }
+        let any_multi = self.g.nodes[op].operands.iter().any(|&v| {
+            let uses = self.g.live_uses(v).count();
+            let scalar = matches!(self.g.ty(self.m, v), ValueType::Ranked(ref d) if d.is_empty());
+            uses != 1 && !scalar
+        });
+        if any_multi {
+            Direction::None
+        } else {
+            Direction::Both
+        }
+    }
+
+    fn is_elementwise(&self, op: OpIdx) -> bool {
+        let n = &self.g.nodes[op];
+        let o = n.operands.first().map(|&v| self.g.ty(self.m, v));
+        let r = n.results.first().map(|&v| self.g.ty(self.m, v));
+        is_elementwise_op(&n.name, o.as_ref(), r.as_ref())
+    }
+
+    fn heuristic(&self, level: usize, op: OpIdx, f: usize) -> Direction {
+        let name = self.g.nodes[op].name.as_str();
+        match level {
+            0 | 1 => {
+                let multi = level == 1;
+                let offload = name == "stablehlo.custom_call"
+                    && matches!(
+                        str_attr(self.g.op(self.m, op).prop("call_target_name")).as_deref(),
+                        Some("MoveToDevice" | "MoveToHost")
+                    );
+                let offload = offload || self.is_offload_custom_call(op);
+                if self.is_elementwise(op)
+                    || offload
+                    || matches!(
+                        name,
+                        "stablehlo.reshape"
+                            | "stablehlo.transpose"
+                            | "sdy.data_flow_edge"
+                            | "sdy.func_data_flow_edge"
+                    )
+                {
+                    return self.dir_by_uses(op, multi);
+                }
+                if matches!(name, "stablehlo.dynamic_slice" | "stablehlo.dynamic_update_slice") {
+                    return self.dir_by_uses(op, multi).intersect(Direction::Forward);
+                }
+                Direction::None
+            }
+            2 => {
+                if let Some(Some(r)) = self.rules.get(&op) {
+                    if !r.is_pass_through(f) {
+                        return Direction::None;
+                    }
+                }
+                if name == "stablehlo.broadcast_in_dim" {
+                    Direction::Backward
+                } else {
+                    Direction::Both
+                }
+            }
+            3 => {
+                if name == "stablehlo.broadcast_in_dim" {
+                    Direction::Backward
+                } else {
+                    Direction::Both
+                }
+            }
+            _ => Direction::Both,
+        }
+    }
+
+    fn is_offload_custom_call(&self, op: OpIdx) -> bool {
+        if self.g.nodes[op].name != "stablehlo.custom_call" {
+            return false;
+        }
+        let target = match self.g.nodes[op].origin.and_then(|o| self.by_origin.get(&o)) {
+            Some(&id) => {
+                let info = self.model.op(id);
+                let text = self
+                    .src
+                    .get(info.start as usize..(info.start + info.node.len) as usize)
+                    .unwrap_or("");
+                rules::InherentAttrs::of_op(&info.node, text).call_target().map(str::to_string)
+            }
+            None => None,
+        };
+        matches!(target.as_deref(), Some("MoveToDevice" | "MoveToHost"))
+    }
+
+    pub fn direction(&self, op: OpIdx, f: usize, dir: DirFn) -> Direction {
+        match dir {
+            DirFn::Any => Direction::Both,
+            DirFn::OpPriority(p) => {
+                let mut d = Direction::None;
+                for level in 0..=p.min(4) {
+                    d = d.union(self.heuristic(level, op, f));
+                }
+                d.intersect(Direction::Both)
+            }
+        }
+    }
+}
+
+pub fn mesh_is_empty(m: &Mesh) -> bool {
+    m.axes.is_empty() && m.device_ids.is_empty()
+}

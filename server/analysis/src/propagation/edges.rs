@@ -1,0 +1,219 @@
+//! `-sdy-add-data-flow-edges`, `-sdy-sink-data-flow-edges` and
+//! `-sdy-apply-sharding-constraints`: structural passes around propagation.
+
+use super::graph::*;
+use crate::print::ir::{Attr, Module, Op, ValueId};
+use crate::print::sdy::TensorSharding;
+
+/// Ops in post-order (children before parents), not including the module.
+pub fn post_order(g: &Graph) -> Vec<OpIdx> {
+    fn go(g: &Graph, i: OpIdx, out: &mut Vec<OpIdx>) {
+        for r in &g.nodes[i].children {
+            for b in r {
+                for &c in b {
+                    go(g, c, out);
+                }
+            }
+        }
+        out.push(i);
+    }
+    let mut out = Vec::new();
+    for r in &g.nodes[0].children {
+        for b in r {
+            for &c in b {
+                go(g, c, &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// Inserts `op` at index `at` of block (`region`, `block`) of the op at `parent`.
+pub fn insert_op(
+    m: &mut Module,
+    parent: &[(usize, usize, usize)],
+    region: usize,
+    block: usize,
+    at: usize,
+    op: Op,
+) {
+    let p = op_at_path_mut(m, parent);
+    let ops = &mut p.regions[region].blocks[block].ops;
+    let at = at.min(ops.len());
+    ops.insert(at, op);
+}
+
+/// Replaces every use of `from` by `to` in the module, except in ops whose results
+/// include `except_result`.
+pub fn replace_all_uses_except(m: &mut Module, from: ValueId, to: ValueId, except_result: ValueId) {
+    m.top.walk_mut(&mut |op: &mut Op| {
+        if op.results.contains(&except_result) {
+            return;
+        }
+        for v in &mut op.operands {
+            if *v == from {
+                *v = to;
+            }
+        }
+    });
+}
+
+/// Where to insert right after `v`'s definition: (parent path, region, block, index).
+pub fn insertion_after(
+    g: &Graph,
+    v: ValueId,
+) -> Option<(Vec<(usize, usize, usize)>, usize, usize, usize)> {
+    match g.def(v)? {
+        Def::Result { op, .. } => {
+            let (last, parent) = g.nodes[op].path.split_last()?;
+            Some((parent.to_vec(), last.0, last.1, last.2 + 1))
+        }
+        Def::Arg { op, region, block, .. } => Some((g.nodes[op].path.clone(), region, block, 0)),
+    }
+}
+
+/// A new `sdy.data_flow_edge` of `input` (with `sharding` if any) inserted right after
+/// it; every other use of `input` goes through it. Returns the edge's result.
+fn add_edge(
+    m: &mut Module,
+    g: &Graph,
+    input: ValueId,
+    sharding: Option<TensorSharding>,
+) -> ValueId {
+    let ty = m.ty(input).map(str::to_string);
+    let nv = m.new_value(ty);
+    replace_all_uses_except(m, input, nv, nv);
+    let mut op = Op::pretty("sdy.data_flow_edge", vec![input], vec![nv], Vec::new());
+    if let Some(s) = sharding {
+        op.set_prop("sharding", Attr::Sharding(s));
+    }
+    if let Some((parent, r, b, at)) = insertion_after(g, input) {
+        insert_op(m, &parent, r, b, at, op);
+    }
+    nv
+}
+
+/// The edge owners of a data-flow op: (block-argument owners, result owners).
+pub fn edge_owners(g: &Graph, i: OpIdx) -> (Vec<ValueId>, Vec<ValueId>) {
+    let n = &g.nodes[i];
+    let args = match n.name.as_str() {
+        "sdy.manual_computation" | "sdy.named_computation" => {
+            n.args.first().and_then(|r| r.first()).cloned().unwrap_or_default()
+        }
+        _ => Vec::new(),
+    };
+    (args, n.results.clone())
+}
+
+/// `-sdy-add-data-flow-edges`.
+pub fn add_data_flow_edges(m: &mut Module) {
+    let g0 = Graph::build(m);
+    // Data-flow ops in post-order, identified by their owners (stable across edits).
+    let mut work: Vec<(Vec<ValueId>, Vec<ValueId>)> = Vec::new();
+    for i in post_order(&g0) {
+        if is_data_flow_op(&g0.nodes[i].name) {
+            work.push(edge_owners(&g0, i));
+        }
+    }
+    add_edges_for(m, work);
+}
+
+/// Adds the edges of each (block-argument owners, result owners) pair, in order.
+pub fn add_edges_for(m: &mut Module, work: Vec<(Vec<ValueId>, Vec<ValueId>)>) {
+    for (args, results) in work {
+        for owners in [args, results] {
+            for &owner in owners.iter().rev() {
+                let g = Graph::build(m);
+                if g.ty(m, owner).static_shape().is_none() {
+                    continue;
+                }
+                let s = g.sharding(m, owner);
+                add_edge(m, &g, owner, s);
+            }
+        }
+    }
+}
+
+/// `-sdy-sink-data-flow-edges`: each data-flow op takes the shardings of its edges,
+/// and the edges are removed. `origins`/`edges`: the sink debug options.
+pub fn sink_data_flow_edges(m: &mut Module, origins: bool, edges_debug: bool) {
+    let g = Graph::build(m);
+    for i in g.pre_order() {
+        if !is_data_flow_op(&g.nodes[i].name) {
+            continue;
+        }
+        let (args, results) = edge_owners(&g, i);
+        let is_manual = g.nodes[i].name == "sdy.manual_computation";
+        let is_named = g.nodes[i].name == "sdy.named_computation";
+        for (kind, owners) in [(0, &args), (1, &results)] {
+            if let Some(list) = shardings_from_edges(m, &g, owners) {
+                let op = g.op_mut(m, i);
+                match (kind, is_manual || is_named) {
+                    (0, true) => {
+                        let list = if is_manual {
+                            let axes = manual_axes(op);
+                            let outer = per_value(op.prop("in_shardings")).unwrap_or_default();
+                            list.iter()
+                                .enumerate()
+                                .map(|(k, s)| match outer.get(k) {
+                                    Some(o) => add_free_axes(o, s, &axes),
+                                    None => s.clone(),
+                                })
+                                .collect()
+                        } else {
+                            list
+                        };
+                        op.set_prop("in_shardings", Attr::PerValue(list));
+                    }
+                    (1, true) => op.set_prop("out_shardings", Attr::PerValue(list)),
+                    (1, false) => op.set_attr("sdy.sharding", Attr::PerValue(list)),
+                    _ => {}
+                }
+            }
+            if origins || edges_debug {
+                super::origins::sink_debug_info(m, &g, i, owners, kind == 0, origins, edges_debug);
+            }
+        }
+    }
+    // Remove the edges: their uses take the edge's input.
+    let mut removals: Vec<(Vec<(usize, usize, usize)>, ValueId, ValueId)> = Vec::new();
+    for i in g.pre_order() {
+        if g.nodes[i].name == "sdy.data_flow_edge" {
+            if let (Some(&input), Some(&res)) =
+                (g.nodes[i].operands.first(), g.nodes[i].results.first())
+            {
+                removals.push((g.nodes[i].path.clone(), input, res));
+            }
+        }
+    }
+    for (_, input, res) in &removals {
+        m.top.replace_uses(*res, *input);
+    }
+    removals.sort_by(|a, b| b.0.cmp(&a.0));
+    for (path, _, _) in removals {
+        let (last, parent) = path.split_last().expect("non-root");
+        let p = op_at_path_mut(m, parent);
+        p.regions[last.0].blocks[last.1].ops.remove(last.2);
+    }
+}
+
+/// `getShardingsFromDataFlowEdges`: the edges' shardings (fully open for owners
+/// without one), or `None` when no edge has a sharding.
+fn shardings_from_edges(m: &Module, g: &Graph, owners: &[ValueId]) -> Option<Vec<TensorSharding>> {
+    let mut out: Vec<Option<TensorSharding>> = Vec::new();
+    let mut mesh = None;
+    for &o in owners {
+        let s = g.edge_user(o).and_then(|e| sharding_of(g.op(m, e).prop("sharding")));
+        if mesh.is_none() {
+            mesh = s.as_ref().map(|s| s.mesh.clone());
+        }
+        out.push(s);
+    }
+    let mesh = mesh?;
+    Some(
+        out.into_iter()
+            .zip(owners)
+            .map(|(s, &o)| s.unwrap_or_else(|| open_sharding(&mesh, g.ty(m, o).rank())))
+            .collect(),
+    )
+}

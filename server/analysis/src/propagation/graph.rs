@@ -1,0 +1,803 @@
+//! An index over the printable IR ([`Module`]) for propagation: every op by a flat
+//! index (pre-order) and its path in the module, value definitions and uses, types,
+//! meshes, functions and their callers; and Shardy's rules for where the sharding of
+//! a value lives (`getSharding`/`setSharding`: function argument attributes, op
+//! `sdy.sharding`, sdy op properties, data-flow edge owners and edges).
+
+use super::axis;
+use crate::print::ir::{Attr, Module, Op, Syntax, ValueId};
+use crate::print::sdy::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
+use std::collections::HashMap;
+
+pub type OpIdx = usize;
+
+/// Where a value is defined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Def {
+    Result { op: OpIdx, index: usize },
+    Arg { op: OpIdx, region: usize, block: usize, index: usize },
+}
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    /// (region, block, op) steps from the top `builtin.module`.
+    pub path: Vec<(usize, usize, usize)>,
+    pub parent: Option<OpIdx>,
+    pub name: String,
+    pub operands: Vec<ValueId>,
+    pub results: Vec<ValueId>,
+    /// Per region, per block: the block arguments.
+    pub args: Vec<Vec<Vec<ValueId>>>,
+    /// Per region, per block: the ops.
+    pub children: Vec<Vec<Vec<OpIdx>>>,
+    pub origin: Option<u32>,
+}
+
+/// A value's type as propagation sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ValueType {
+    /// A ranked tensor; `None` for dynamic dimensions.
+    Ranked(Vec<Option<i64>>),
+    Tuple(String),
+    /// Tokens, unranked tensors, anything else.
+    Other(String),
+}
+
+impl ValueType {
+    pub fn parse(s: &str) -> ValueType {
+        let s = s.trim();
+        if s.starts_with("tuple<") {
+            return ValueType::Tuple(s.to_string());
+        }
+        let Some(inner) = s.strip_prefix("tensor<").and_then(|r| r.strip_suffix('>')) else {
+            return ValueType::Other(s.to_string());
+        };
+        let mut dims = Vec::new();
+        let mut rest = inner;
+        loop {
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            if digits > 0 && rest.as_bytes().get(digits) == Some(&b'x') {
+                dims.push(rest[..digits].parse::<i64>().ok());
+                rest = &rest[digits + 1..];
+            } else if rest.starts_with("?x") {
+                dims.push(None);
+                rest = &rest[2..];
+            } else if rest.starts_with("*x") {
+                return ValueType::Other(s.to_string());
+            } else {
+                break;
+            }
+        }
+        ValueType::Ranked(dims)
+    }
+    /// The static shape of a ranked tensor with no dynamic dimension.
+    pub fn static_shape(&self) -> Option<Vec<i64>> {
+        match self {
+            ValueType::Ranked(d) => d.iter().copied().collect(),
+            _ => None,
+        }
+    }
+    pub fn rank(&self) -> usize {
+        match self {
+            ValueType::Ranked(d) => d.len(),
+            _ => 0,
+        }
+    }
+}
+
+/// The index.
+#[derive(Clone, Debug, Default)]
+pub struct Graph {
+    pub nodes: Vec<Node>,
+    pub defs: Vec<Option<Def>>,
+    pub uses: Vec<Vec<(OpIdx, usize)>>,
+    pub erased: Vec<bool>,
+    /// `func.func` symbol -> op.
+    pub funcs: HashMap<String, OpIdx>,
+    /// Function symbol -> the `func.call` ops calling it.
+    pub callers: HashMap<String, Vec<OpIdx>>,
+    /// `sdy.mesh` symbol -> mesh.
+    pub meshes: HashMap<String, Mesh>,
+    /// The meshes in declaration order (name, mesh).
+    pub mesh_list: Vec<(String, Mesh)>,
+}
+
+pub fn op_at_path<'m>(m: &'m Module, path: &[(usize, usize, usize)]) -> &'m Op {
+    let mut op = &m.top;
+    for &(r, b, i) in path {
+        op = &op.regions[r].blocks[b].ops[i];
+    }
+    op
+}
+
+pub fn op_at_path_mut<'m>(m: &'m mut Module, path: &[(usize, usize, usize)]) -> &'m mut Op {
+    let mut op = &mut m.top;
+    for &(r, b, i) in path {
+        op = &mut op.regions[r].blocks[b].ops[i];
+    }
+    op
+}
+
+/// The operands in MLIR's order: the custom form of `stablehlo.reduce` lists them as
+/// `(%in0 init: %i0), (%in1 init: %i1)` for `(%in0, %in1, %i0, %i1)`.
+pub fn mlir_operands(op: &Op) -> Vec<ValueId> {
+    let n = op.operands.len();
+    if op.name == "stablehlo.reduce"
+        && matches!(op.syntax, Syntax::Custom(_))
+        && n.is_multiple_of(2)
+    {
+        (0..n / 2)
+            .map(|i| op.operands[2 * i])
+            .chain((0..n / 2).map(|i| op.operands[2 * i + 1]))
+            .collect()
+    } else {
+        op.operands.clone()
+    }
+}
+
+pub fn str_attr(a: Option<&Attr>) -> Option<String> {
+    match a {
+        Some(Attr::Str(s)) => Some(String::from_utf8_lossy(s).into_owned()),
+        Some(Attr::Symbol(s)) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// Ops that are data-flow ops (`ShardableDataFlowOpInterface`).
+pub fn is_data_flow_op(name: &str) -> bool {
+    matches!(
+        name,
+        "stablehlo.while"
+            | "stablehlo.case"
+            | "stablehlo.optimization_barrier"
+            | "sdy.named_computation"
+            | "sdy.manual_computation"
+    )
+}
+
+pub fn is_terminator(name: &str) -> bool {
+    crate::rules::registry::is_terminator(name)
+}
+
+/// sdy collectives (their sharding is the `out_sharding` property).
+pub fn is_collective(name: &str) -> bool {
+    matches!(
+        name,
+        "sdy.all_gather"
+            | "sdy.all_slice"
+            | "sdy.all_to_all"
+            | "sdy.collective_permute"
+            | "sdy.all_reduce"
+            | "sdy.reduce_scatter"
+            | "sdy.sharded_to_unreduced"
+            | "sdy.replicated_to_unreduced"
+    )
+}
+
+impl Graph {
+    pub fn build(m: &Module) -> Graph {
+        let mut g = Graph {
+            defs: vec![None; m.values.len()],
+            uses: vec![Vec::new(); m.values.len()],
+            ..Default::default()
+        };
+        g.visit(&m.top, Vec::new(), None);
+        g.erased = vec![false; g.nodes.len()];
+        for (i, n) in g.nodes.iter().enumerate() {
+            match n.name.as_str() {
+                "func.func" => {
+                    if let Some(f) = op_at_path(m, &n.path).func() {
+                        g.funcs.insert(f.sym.clone(), i);
+                    }
+                }
+                "func.call" => {
+                    if let Some(c) = super::irutil::callee(op_at_path(m, &n.path)) {
+                        g.callers.entry(c).or_default().push(i);
+                    }
+                }
+                "sdy.mesh" => {
+                    let op = op_at_path(m, &n.path);
+                    if let (Some(name), Some(Attr::Mesh(mesh))) =
+                        (str_attr(op.prop("sym_name")), op.prop("mesh"))
+                    {
+                        g.meshes.insert(name.clone(), mesh.clone());
+                        g.mesh_list.push((name, mesh.clone()));
+                    }
+                }
+                _ => {}
+            }
+        }
+        g
+    }
+
+    fn ensure(&mut self, v: ValueId) {
+        let v = v as usize;
+        if v >= self.defs.len() {
+            self.defs.resize(v + 1, None);
+            self.uses.resize(v + 1, Vec::new());
+        }
+    }
+
+    fn visit(&mut self, op: &Op, path: Vec<(usize, usize, usize)>, parent: Option<OpIdx>) -> OpIdx {
+        let idx = self.nodes.len();
+        self.nodes.push(Node {
+            path: path.clone(),
+            parent,
+            name: op.name.clone(),
+            operands: mlir_operands(op),
+            results: op.results.clone(),
+            args: op
+                .regions
+                .iter()
+                .map(|r| r.blocks.iter().map(|b| b.args.clone()).collect())
+                .collect(),
+            children: Vec::new(),
+            origin: op.origin,
+        });
+        for (i, &r) in op.results.iter().enumerate() {
+            self.ensure(r);
+            self.defs[r as usize] = Some(Def::Result { op: idx, index: i });
+        }
+        for (i, &v) in mlir_operands(op).iter().enumerate() {
+            self.ensure(v);
+            self.uses[v as usize].push((idx, i));
+        }
+        let mut children = Vec::new();
+        for (ri, r) in op.regions.iter().enumerate() {
+            let mut rc = Vec::new();
+            for (bi, b) in r.blocks.iter().enumerate() {
+                for (ai, &a) in b.args.iter().enumerate() {
+                    self.ensure(a);
+                    self.defs[a as usize] =
+                        Some(Def::Arg { op: idx, region: ri, block: bi, index: ai });
+                }
+                let mut bc = Vec::new();
+                for (oi, c) in b.ops.iter().enumerate() {
+                    let mut p = path.clone();
+                    p.push((ri, bi, oi));
+                    bc.push(self.visit(c, p, Some(idx)));
+                }
+                rc.push(bc);
+            }
+            children.push(rc);
+        }
+        self.nodes[idx].children = children;
+        idx
+    }
+
+    pub fn node(&self, i: OpIdx) -> &Node {
+        &self.nodes[i]
+    }
+    pub fn name(&self, i: OpIdx) -> &str {
+        &self.nodes[i].name
+    }
+    pub fn op<'m>(&self, m: &'m Module, i: OpIdx) -> &'m Op {
+        op_at_path(m, &self.nodes[i].path)
+    }
+    pub fn op_mut<'m>(&self, m: &'m mut Module, i: OpIdx) -> &'m mut Op {
+        op_at_path_mut(m, &self.nodes[i].path)
+    }
+    pub fn def(&self, v: ValueId) -> Option<Def> {
+        self.defs.get(v as usize).copied().flatten()
+    }
+    pub fn uses(&self, v: ValueId) -> &[(OpIdx, usize)] {
+        self.uses.get(v as usize).map_or(&[], Vec::as_slice)
+    }
+    /// Live uses (ops not erased).
+    pub fn live_uses(&self, v: ValueId) -> impl Iterator<Item = (OpIdx, usize)> + '_ {
+        self.uses(v).iter().copied().filter(|(o, _)| !self.erased[*o])
+    }
+    pub fn has_one_use(&self, v: ValueId) -> bool {
+        self.live_uses(v).count() == 1
+    }
+    pub fn ty(&self, m: &Module, v: ValueId) -> ValueType {
+        ValueType::parse(m.ty(v).unwrap_or(""))
+    }
+    /// The op defining `v`, or the op owning the block of block argument `v`.
+    pub fn owner(&self, v: ValueId) -> Option<OpIdx> {
+        match self.def(v)? {
+            Def::Result { op, .. } => Some(op),
+            Def::Arg { op, .. } => Some(op),
+        }
+    }
+    pub fn is_result(&self, v: ValueId) -> bool {
+        matches!(self.def(v), Some(Def::Result { .. }))
+    }
+    /// The enclosing `func.func` of op `i`.
+    pub fn enclosing_func(&self, mut i: OpIdx) -> Option<OpIdx> {
+        loop {
+            let p = self.nodes[i].parent?;
+            if self.nodes[p].name == "func.func" {
+                return Some(p);
+            }
+            i = p;
+        }
+    }
+    /// The terminator of region `r` (first block) of op `i`.
+    pub fn terminator(&self, i: OpIdx, r: usize) -> Option<OpIdx> {
+        let ops = self.nodes[i].children.get(r)?.first()?;
+        ops.iter().rev().copied().find(|&o| !self.erased[o])
+    }
+    /// The ops in pre-order (not erased), the top module excluded.
+    pub fn pre_order(&self) -> Vec<OpIdx> {
+        (1..self.nodes.len()).filter(|&i| !self.erased[i]).collect()
+    }
+    pub fn mesh(&self, r: &MeshRef) -> Option<Mesh> {
+        match r {
+            MeshRef::Symbol(s) => self.meshes.get(s).cloned(),
+            MeshRef::Inline(m) => Some(m.clone()),
+        }
+    }
+    /// The main function: the only function, else `@main`.
+    pub fn main_func(&self, m: &Module) -> Option<OpIdx> {
+        let funcs: Vec<OpIdx> = m
+            .body()
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.name == "func.func")
+            .filter_map(|(i, _)| self.nodes[0].children.first()?.first()?.get(i).copied())
+            .collect();
+        if funcs.len() == 1 {
+            return Some(funcs[0]);
+        }
+        self.funcs.get("main").copied()
+    }
+
+    // ----- data-flow edges -----
+
+    /// The owner of the data-flow edge of target `v` (`getEdgeOwnerFromTarget`).
+    pub fn edge_owner_from_target(&self, v: ValueId) -> Option<ValueId> {
+        let owner = self.owner(v)?;
+        let n = &self.nodes[owner];
+        match (n.name.as_str(), self.def(v)?) {
+            ("stablehlo.while", Def::Result { .. }) => Some(v),
+            ("stablehlo.while", Def::Arg { index, .. }) => n.results.get(index).copied(),
+            ("stablehlo.case" | "stablehlo.optimization_barrier", Def::Result { .. }) => Some(v),
+            ("sdy.named_computation" | "sdy.manual_computation", _) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The `sdy.data_flow_edge` whose input is the owner of `v`'s edge
+    /// (`DataFlowEdgeOp::lookup(Value)`).
+    pub fn edge_of_target(&self, v: ValueId) -> Option<OpIdx> {
+        let owner_op = self.owner(v)?;
+        if !is_data_flow_op(&self.nodes[owner_op].name) {
+            return None;
+        }
+        let owner = self.edge_owner_from_target(v)?;
+        self.edge_user(owner)
+    }
+
+    /// The single user of `owner` when it is an `sdy.data_flow_edge`.
+    pub fn edge_user(&self, owner: ValueId) -> Option<OpIdx> {
+        let mut uses = self.live_uses(owner);
+        let (u, _) = uses.next()?;
+        if uses.next().is_some() || self.nodes[u].name != "sdy.data_flow_edge" {
+            return None;
+        }
+        Some(u)
+    }
+
+    /// The data-flow edge a use (`user`, operand `i`) is a source of
+    /// (`DataFlowEdgeOp::lookup(OpOperand&)`).
+    pub fn edge_of_source(&self, user: OpIdx, i: usize) -> Option<OpIdx> {
+        let mut op = user;
+        let term = is_terminator(&self.nodes[user].name);
+        if term {
+            op = self.nodes[user].parent?;
+        }
+        let n = &self.nodes[op];
+        if !is_data_flow_op(&n.name) {
+            return None;
+        }
+        let owner = match n.name.as_str() {
+            "sdy.named_computation" | "sdy.manual_computation" if !term => *n.operands.get(i)?,
+            _ => *n.results.get(i)?,
+        };
+        self.edge_user(owner)
+    }
+
+    /// The sources of the edge of `owner` (`getEdgeSources`).
+    pub fn edge_sources(&self, owner: ValueId) -> Vec<ValueId> {
+        let Some(op) = self.owner(owner) else { return Vec::new() };
+        let n = &self.nodes[op];
+        let ret_operand = |region: usize, i: usize| -> Option<ValueId> {
+            let t = self.terminator(op, region)?;
+            self.nodes[t].operands.get(i).copied()
+        };
+        match (n.name.as_str(), self.def(owner)) {
+            ("stablehlo.while", Some(Def::Result { index, .. })) => {
+                [n.operands.get(index).copied(), ret_operand(1, index)]
+                    .into_iter()
+                    .flatten()
+                    .collect()
+            }
+            ("stablehlo.case", Some(Def::Result { index, .. })) => {
+                (0..n.children.len()).filter_map(|r| ret_operand(r, index)).collect()
+            }
+            ("stablehlo.optimization_barrier", Some(Def::Result { index, .. })) => {
+                n.operands.get(index).copied().into_iter().collect()
+            }
+            ("sdy.named_computation" | "sdy.manual_computation", Some(Def::Arg { index, .. })) => {
+                n.operands.get(index).copied().into_iter().collect()
+            }
+            (
+                "sdy.named_computation" | "sdy.manual_computation",
+                Some(Def::Result { index, .. }),
+            ) => ret_operand(0, index).into_iter().collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The targets of `owner`'s edge other than itself (while block arguments).
+    pub fn non_owner_targets(&self, owner: ValueId) -> Vec<ValueId> {
+        let Some(op) = self.owner(owner) else { return Vec::new() };
+        let n = &self.nodes[op];
+        match (n.name.as_str(), self.def(owner)) {
+            ("stablehlo.while", Some(Def::Result { index, .. })) => n
+                .args
+                .iter()
+                .filter_map(|r| r.first().and_then(|b| b.get(index)).copied())
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The value holding `v`'s sharding (`getShardableValue`): the data-flow edge for
+    /// edge targets, the value itself for op results and function arguments, the
+    /// edge owner for data-flow block arguments, `None` for other block arguments.
+    pub fn shardable_value(&self, v: ValueId) -> Option<ValueId> {
+        if let Some(e) = self.edge_of_target(v) {
+            return self.nodes[e].results.first().copied();
+        }
+        match self.def(v)? {
+            Def::Result { .. } => Some(v),
+            Def::Arg { op, index, .. } => {
+                let name = self.nodes[op].name.as_str();
+                if name == "func.func" {
+                    Some(v)
+                } else if is_data_flow_op(name) {
+                    self.edge_owner_from_target(v)
+                } else if name == "stablehlo.async_start" {
+                    self.nodes[op].operands.get(index).copied()
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    // ----- shardings -----
+
+    /// The sharding of `v` (`getSharding`).
+    pub fn sharding(&self, m: &Module, v: ValueId) -> Option<TensorSharding> {
+        let v = self.shardable_value(v)?;
+        let owner = self.owner(v)?;
+        let op = self.op(m, owner);
+        let def = self.def(v)?;
+        let name = op.name.as_str();
+        match name {
+            "func.func" => {
+                let Def::Arg { index, .. } = def else { return None };
+                sharding_of(op.func()?.args.get(index)?.attr("sdy.sharding"))
+            }
+            "sdy.data_flow_edge" | "sdy.sharding_constraint" | "sdy.reshard" => {
+                sharding_of(op.prop("sharding"))
+            }
+            n if is_collective(n) => sharding_of(op.prop("out_sharding")),
+            n if is_data_flow_op(n) => self.edge_owner_sharding(m, owner, def),
+            _ => {
+                let Def::Result { index, .. } = def else { return None };
+                per_value(op.attr("sdy.sharding")).and_then(|v| v.get(index).cloned())
+            }
+        }
+    }
+
+    fn edge_owner_sharding(&self, m: &Module, owner: OpIdx, def: Def) -> Option<TensorSharding> {
+        let op = self.op(m, owner);
+        match (op.name.as_str(), def) {
+            ("sdy.named_computation", Def::Arg { index, .. }) => {
+                per_value(op.prop("in_shardings"))?.get(index).cloned()
+            }
+            ("sdy.named_computation", Def::Result { index, .. }) => {
+                per_value(op.prop("out_shardings"))?.get(index).cloned()
+            }
+            ("sdy.manual_computation", Def::Arg { index, .. }) => {
+                let s = per_value(op.prop("in_shardings"))?.get(index).cloned()?;
+                Some(erase_manual_axes(&s, &manual_axes(op)))
+            }
+            ("sdy.manual_computation", Def::Result { index, .. }) => {
+                per_value(op.prop("out_shardings"))?.get(index).cloned()
+            }
+            (_, Def::Result { index, .. }) => {
+                per_value(op.attr("sdy.sharding")).and_then(|v| v.get(index).cloned())
+            }
+            _ => None,
+        }
+    }
+
+    /// Sets the sharding of `v` (`setSharding`); a no-op for values that cannot hold
+    /// one.
+    pub fn set_sharding(&self, m: &mut Module, v: ValueId, s: TensorSharding) {
+        let Some(v) = self.shardable_value(v) else { return };
+        let Some(owner) = self.owner(v) else { return };
+        let Some(def) = self.def(v) else { return };
+        let name = self.nodes[owner].name.clone();
+        match name.as_str() {
+            "func.func" => {
+                let Def::Arg { index, .. } = def else { return };
+                if let Some(slot) =
+                    self.op_mut(m, owner).func_mut().and_then(|f| f.args.get_mut(index))
+                {
+                    slot.set_attr("sdy.sharding", Attr::Sharding(s));
+                }
+            }
+            "sdy.data_flow_edge" | "sdy.sharding_constraint" | "sdy.reshard" => {
+                self.op_mut(m, owner).set_prop("sharding", Attr::Sharding(s));
+            }
+            n if is_collective(n) => {
+                self.op_mut(m, owner).set_prop("out_sharding", Attr::Sharding(s));
+            }
+            n if is_data_flow_op(n) => self.set_edge_owner_sharding(m, owner, def, s),
+            _ => {
+                let Def::Result { index, .. } = def else { return };
+                self.set_result_sharding(m, owner, index, s);
+            }
+        }
+    }
+
+    /// Replaces result `index`'s entry of the op's `sdy.sharding` (creating fully open
+    /// shardings for the other results when there is none).
+    pub fn set_result_sharding(
+        &self,
+        m: &mut Module,
+        owner: OpIdx,
+        index: usize,
+        s: TensorSharding,
+    ) {
+        let results = self.nodes[owner].results.clone();
+        let mut list = match per_value(self.op(m, owner).attr("sdy.sharding")) {
+            Some(l) if l.len() == results.len() => l,
+            _ => results.iter().map(|&r| open_sharding(&s.mesh, self.ty(m, r).rank())).collect(),
+        };
+        if index < list.len() {
+            list[index] = s;
+        }
+        self.op_mut(m, owner).set_attr("sdy.sharding", Attr::PerValue(list));
+    }
+
+    fn set_edge_owner_sharding(&self, m: &mut Module, owner: OpIdx, def: Def, s: TensorSharding) {
+        let name = self.nodes[owner].name.clone();
+        let fill =
+            |g: &Graph, m: &Module, vals: &[ValueId], existing: Option<Vec<TensorSharding>>| {
+                match existing {
+                    Some(l) if l.len() == vals.len() => l,
+                    _ => vals.iter().map(|&r| open_sharding(&s.mesh, g.ty(m, r).rank())).collect(),
+                }
+            };
+        match (name.as_str(), def) {
+            ("sdy.named_computation" | "sdy.manual_computation", Def::Arg { index, .. }) => {
+                let args = self.nodes[owner]
+                    .args
+                    .first()
+                    .and_then(|r| r.first())
+                    .cloned()
+                    .unwrap_or_default();
+                let existing = per_value(self.op(m, owner).prop("in_shardings"));
+                let manual = name == "sdy.manual_computation";
+                let mut list = fill(self, m, &args, existing);
+                if index < list.len() {
+                    list[index] = if manual {
+                        let axes = manual_axes(self.op(m, owner));
+                        add_free_axes(&list[index], &s, &axes)
+                    } else {
+                        s.clone()
+                    };
+                }
+                self.op_mut(m, owner).set_prop("in_shardings", Attr::PerValue(list));
+            }
+            ("sdy.named_computation" | "sdy.manual_computation", Def::Result { index, .. }) => {
+                let results = self.nodes[owner].results.clone();
+                let existing = per_value(self.op(m, owner).prop("out_shardings"));
+                let mut list = fill(self, m, &results, existing);
+                if index < list.len() {
+                    list[index] = s.clone();
+                }
+                self.op_mut(m, owner).set_prop("out_shardings", Attr::PerValue(list));
+            }
+            (_, Def::Result { index, .. }) => self.set_result_sharding(m, owner, index, s),
+            _ => {}
+        }
+    }
+
+    /// `transformTargetSharding` of the edge `edge` (manual computations add or
+    /// remove their manual axes; identity otherwise).
+    pub fn transform_target_sharding(
+        &self,
+        m: &Module,
+        edge: OpIdx,
+        s: Option<TensorSharding>,
+        before: bool,
+    ) -> Option<TensorSharding> {
+        let s = s?;
+        let input = *self.nodes[edge].operands.first()?;
+        let owner = self.owner(input)?;
+        let op = self.op(m, owner);
+        if op.name != "sdy.manual_computation" {
+            return Some(s);
+        }
+        let axes = manual_axes(op);
+        match (self.def(input)?, before) {
+            (Def::Arg { index, .. }, true) => {
+                let outer = per_value(op.prop("in_shardings"))?.get(index).cloned()?;
+                Some(add_free_axes(&outer, &s, &axes))
+            }
+            (Def::Result { .. }, true) => Some(erase_manual_axes(&s, &axes)),
+            (Def::Arg { .. }, false) => Some(erase_manual_axes(&s, &axes)),
+            (Def::Result { index, .. }, false) => {
+                let outer = per_value(op.prop("out_shardings"))?.get(index).cloned()?;
+                Some(add_free_axes(&outer, &s, &axes))
+            }
+        }
+    }
+
+    /// The sharding of result `index` of function `func`.
+    pub fn func_result_sharding(
+        &self,
+        m: &Module,
+        func: OpIdx,
+        index: usize,
+    ) -> Option<TensorSharding> {
+        sharding_of(self.op(m, func).func()?.results.get(index)?.attr("sdy.sharding"))
+    }
+    pub fn set_func_result_sharding(
+        &self,
+        m: &mut Module,
+        func: OpIdx,
+        index: usize,
+        s: TensorSharding,
+    ) {
+        if let Some(slot) = self.op_mut(m, func).func_mut().and_then(|f| f.results.get_mut(index)) {
+            slot.set_attr("sdy.sharding", Attr::Sharding(s));
+        }
+    }
+}
+
+pub fn sharding_of(a: Option<&Attr>) -> Option<TensorSharding> {
+    match a {
+        Some(Attr::Sharding(s)) => Some(s.clone()),
+        Some(Attr::PerValue(v)) if v.len() == 1 => Some(v[0].clone()),
+        _ => None,
+    }
+}
+
+pub fn per_value(a: Option<&Attr>) -> Option<Vec<TensorSharding>> {
+    match a {
+        Some(Attr::PerValue(v)) => Some(v.clone()),
+        _ => None,
+    }
+}
+
+pub fn manual_axes(op: &Op) -> Vec<String> {
+    match op.prop("manual_axes") {
+        Some(Attr::AxisList(v)) => v.iter().map(|a| a.name.clone()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A fully open sharding of rank `rank`.
+pub fn open_sharding(mesh: &MeshRef, rank: usize) -> TensorSharding {
+    TensorSharding {
+        mesh: mesh.clone(),
+        dims: vec![DimSharding { axes: vec![], open: true, priority: None }; rank],
+        replicated: vec![],
+        unreduced: vec![],
+        reduction: crate::print::sdy::Reduction::Sum,
+    }
+}
+
+/// A fully replicated sharding, closed or open.
+pub fn replicated_sharding(mesh: &MeshRef, rank: usize, closed: bool) -> TensorSharding {
+    let mut s = open_sharding(mesh, rank);
+    for d in &mut s.dims {
+        d.open = !closed;
+    }
+    s
+}
+
+fn first_free(axes: &[AxisRef], manual: &[String]) -> usize {
+    axes.iter().position(|a| !manual.contains(&a.name)).unwrap_or(axes.len())
+}
+
+fn filter_free(axes: &[AxisRef], manual: &[String]) -> Vec<AxisRef> {
+    axes.iter().filter(|a| !manual.contains(&a.name)).cloned().collect()
+}
+
+/// Removes the manual axes (the leading axes of each dimension, and from the
+/// replicated/unreduced lists).
+pub fn erase_manual_axes(s: &TensorSharding, manual: &[String]) -> TensorSharding {
+    if manual.is_empty() {
+        return s.clone();
+    }
+    let mut out = s.clone();
+    for d in &mut out.dims {
+        let k = first_free(&d.axes, manual);
+        d.axes.drain(..k);
+    }
+    out.replicated = filter_free(&s.replicated, manual);
+    out.unreduced = filter_free(&s.unreduced, manual);
+    out
+}
+
+/// Keeps only the manual axes of each dimension (and the free replicated/unreduced
+/// axes, as Shardy does).
+pub fn erase_free_axes(s: &TensorSharding, manual: &[String]) -> TensorSharding {
+    let mut out = s.clone();
+    for d in &mut out.dims {
+        let k = first_free(&d.axes, manual);
+        d.axes.truncate(k);
+    }
+    out.replicated = filter_free(&s.replicated, manual);
+    out.unreduced = filter_free(&s.unreduced, manual);
+    out
+}
+
+/// `addFreeAxesToManualComputationSharding`: the manual prefix of `outer` followed by
+/// the axes of `new`, open/closed and priorities from `new`, replicated/unreduced
+/// from `outer`.
+pub fn add_free_axes(
+    outer: &TensorSharding,
+    new: &TensorSharding,
+    manual: &[String],
+) -> TensorSharding {
+    let base = erase_free_axes(outer, manual);
+    let dims = base
+        .dims
+        .iter()
+        .zip(&new.dims)
+        .map(|(b, n)| DimSharding {
+            axes: b.axes.iter().chain(&n.axes).cloned().collect(),
+            open: n.open,
+            priority: n.priority,
+        })
+        .collect();
+    TensorSharding {
+        mesh: new.mesh.clone(),
+        dims,
+        replicated: outer.replicated.clone(),
+        unreduced: outer.unreduced.clone(),
+        reduction: crate::print::sdy::Reduction::Sum,
+    }
+}
+
+/// Whether a sharding has no axes in any dimension.
+pub fn empty_axes(s: &TensorSharding) -> bool {
+    s.dims.iter().all(|d| d.axes.is_empty())
+}
+
+pub fn fully_replicated_and_open(s: &TensorSharding) -> bool {
+    s.dims.iter().all(|d| d.axes.is_empty() && d.open)
+}
+
+/// Total number of devices a sharding's axes use (for diagnostics).
+pub fn sharded_size(s: &TensorSharding, mesh: &Mesh) -> i64 {
+    s.dims.iter().map(|d| axis::total_size(&d.axes, mesh)).product()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn types() {
+        assert_eq!(
+            ValueType::parse("tensor<8x?x2xf32>"),
+            ValueType::Ranked(vec![Some(8), None, Some(2)])
+        );
+        assert_eq!(ValueType::parse("tensor<f32>"), ValueType::Ranked(vec![]));
+        assert_eq!(ValueType::parse("tensor<4xi64, #enc>").static_shape(), Some(vec![4]));
+        assert!(matches!(ValueType::parse("!stablehlo.token"), ValueType::Other(_)));
+        assert!(matches!(ValueType::parse("tuple<tensor<f32>>"), ValueType::Tuple(_)));
+    }
+}

@@ -1,0 +1,170 @@
+//! Sharding propagation: Shardy's factor-based propagation (basic and aggressive
+//! strategies, op and user priorities) over the printable IR, the passes around it
+//! (data-flow edges, sharding constraints, the import/export parts of
+//! `-sdy-propagation-pipeline`) and the editor's view of where each inferred sharding
+//! comes from.
+//!
+//! * [`axis`], [`projection`], [`factor`]: the factor algorithm on one op.
+//! * [`graph`]: the IR index (ops, values, uses) and where shardings live.
+//! * [`driver`]: the worklist driver; [`priority`]: user priorities.
+//! * [`run_strategy`]: one strategy pass (`-sdy-basic-propagate`, ...).
+//! * [`passes`]: the `opt` passes; [`pipeline`]: `-sdy-propagation-pipeline`.
+//! * [`trace`], [`origins`]: update events, the debug attributes and the editor API.
+
+// The engine keys several bookkeeping tables by plain tuples (factor positions, value
+// pairs); naming each tuple type would add indirection without clarity.
+#![allow(clippy::type_complexity)]
+
+pub mod axis;
+pub mod constraints;
+pub mod driver;
+pub mod edges;
+pub mod factor;
+pub mod graph;
+pub mod irutil;
+pub mod ops;
+pub mod origins;
+pub mod passes;
+pub mod pipeline;
+pub mod priority;
+pub mod projection;
+pub mod trace;
+
+use crate::model::Model;
+use crate::print::ir::Module;
+use driver::{DirFn, Driver, Failure, Warning};
+use factor::Strategy;
+
+/// Which strategy pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Basic,
+    Aggressive,
+    OpPriority,
+    UserPriority,
+}
+
+/// `propagation-strategy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StrategyOption {
+    Basic,
+    Aggressive,
+    BasicThenAggressive,
+}
+
+/// The options of the strategy passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    pub level: Level,
+    pub keep_sharding_rules: bool,
+    pub conservative: bool,
+    pub debug_sharding_origins: bool,
+    pub debug_edge_sharding: bool,
+    pub strategy: StrategyOption,
+    pub run_op_priority: bool,
+}
+
+impl Options {
+    pub fn new(level: Level) -> Options {
+        Options {
+            level,
+            keep_sharding_rules: false,
+            conservative: false,
+            debug_sharding_origins: false,
+            debug_edge_sharding: false,
+            strategy: StrategyOption::Aggressive,
+            run_op_priority: true,
+        }
+    }
+}
+
+/// What a strategy pass reports.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    pub warnings: Vec<Warning>,
+    pub failure: Option<Failure>,
+}
+
+fn run_aggressive(d: &mut Driver<'_>, opts: &Options, dir: DirFn) {
+    let strategies: &[Strategy] = match opts.strategy {
+        StrategyOption::Aggressive => &[Strategy::Aggressive],
+        StrategyOption::Basic => &[Strategy::Basic],
+        StrategyOption::BasicThenAggressive => &[Strategy::Basic, Strategy::Aggressive],
+    };
+    for &s in strategies {
+        d.propagate(s, dir);
+    }
+}
+
+fn run_op_priority(d: &mut Driver<'_>, opts: &Options) {
+    if !opts.run_op_priority {
+        run_aggressive(d, opts, DirFn::Any);
+        return;
+    }
+    for p in 0..5 {
+        run_aggressive(d, opts, DirFn::OpPriority(p));
+    }
+}
+
+/// Runs the propagation of `opts.level` on the driver's module (after the shape check
+/// and the sharding group sync).
+pub fn propagate_with(d: &mut Driver<'_>, opts: &Options) {
+    match opts.level {
+        Level::Basic => d.propagate(Strategy::Basic, DirFn::Any),
+        Level::Aggressive => run_aggressive(d, opts, DirFn::Any),
+        Level::OpPriority => run_op_priority(d, opts),
+        Level::UserPriority => {
+            let refs = priority::initialize(d);
+            run_op_priority(d, opts);
+            for (p, r) in refs {
+                priority::update_for_priority(d, &r, p);
+                run_op_priority(d, opts);
+            }
+        }
+    }
+}
+
+/// One strategy pass over `m` (`-sdy-basic-propagate` and the others).
+pub fn run_strategy(m: &mut Module, model: &Model, src: &str, opts: &Options) -> Outcome {
+    run_strategy_traced(m, model, src, opts, None).0
+}
+
+/// [`run_strategy`] with a tracer (returned after the run). The debug options of
+/// `opts` install their own tracer and write their attributes.
+pub fn run_strategy_traced(
+    m: &mut Module,
+    model: &Model,
+    src: &str,
+    opts: &Options,
+    tracer: Option<Box<dyn trace::Tracer>>,
+) -> (Outcome, Option<Box<dyn trace::Tracer>>) {
+    let debug = opts.debug_sharding_origins || opts.debug_edge_sharding;
+    let mut tracer = tracer;
+    if debug {
+        let mut dbg = origins::Debug::new(opts.debug_sharding_origins, opts.debug_edge_sharding);
+        dbg.prepare(m);
+        tracer = Some(Box::new(dbg));
+    }
+    let mut d = Driver::new(m, model, src, opts.conservative);
+    if let Err(f) = d.check_shapes() {
+        return (Outcome { warnings: Vec::new(), failure: Some(f) }, None);
+    }
+    d.tracer = tracer;
+    d.sync_groups();
+    propagate_with(&mut d, opts);
+    d.finish_rules(opts.keep_sharding_rules);
+    d.remove_erased();
+    let warnings = std::mem::take(&mut d.warnings);
+    let tracer = d.tracer.take();
+    drop(d);
+    let tracer = match tracer {
+        Some(t) if debug => {
+            if let Ok(dbg) = t.as_any().downcast::<origins::Debug>() {
+                dbg.save(m);
+            }
+            None
+        }
+        other => other,
+    };
+    (Outcome { warnings, failure: None }, tracer)
+}

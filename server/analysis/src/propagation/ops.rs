@@ -1,0 +1,215 @@
+//! Op properties propagation cares about: element-wise ops, side-effect-free ops (which
+//! MLIR's greedy driver erases when unused), and rules of ops made by passes.
+
+use super::graph::ValueType;
+use crate::print::sdy as p;
+use crate::rules::{self, OpShardingRule, TensorType};
+
+const UNARY_BINARY: &[&str] = &[
+    "abs",
+    "add",
+    "and",
+    "atan2",
+    "cbrt",
+    "ceil",
+    "complex",
+    "convert",
+    "cosine",
+    "count_leading_zeros",
+    "divide",
+    "exponential",
+    "exponential_minus_one",
+    "floor",
+    "imag",
+    "is_finite",
+    "log",
+    "log_plus_one",
+    "logistic",
+    "maximum",
+    "minimum",
+    "multiply",
+    "negate",
+    "not",
+    "or",
+    "popcnt",
+    "power",
+    "real",
+    "remainder",
+    "round_nearest_afz",
+    "round_nearest_even",
+    "rsqrt",
+    "shift_left",
+    "shift_right_arithmetic",
+    "shift_right_logical",
+    "sign",
+    "sine",
+    "sqrt",
+    "subtract",
+    "tan",
+    "tanh",
+    "xor",
+    "uniform_quantize",
+    "uniform_dequantize",
+    "compare",
+    "reduce_precision",
+    // BroadcastingElementwise
+    "select",
+    "clamp",
+];
+
+/// Shardy's `isElementwise` (without the bitcast_convert shape check, see
+/// [`is_elementwise_op`]).
+pub fn is_elementwise_name(name: &str) -> bool {
+    if let Some(n) = name.strip_prefix("stablehlo.") {
+        return UNARY_BINARY.contains(&n);
+    }
+    matches!(name, "sdy.propagation_barrier" | "sdy.sharding_constraint" | "sdy.reshard")
+}
+
+/// `isElementwise(op)`: element-wise ops, and `bitcast_convert` between equal shapes.
+pub fn is_elementwise_op(
+    name: &str,
+    operand: Option<&ValueType>,
+    result: Option<&ValueType>,
+) -> bool {
+    if name == "stablehlo.bitcast_convert" {
+        return operand.is_some() && operand == result;
+    }
+    is_elementwise_name(name)
+}
+
+const PURE_STABLEHLO: &[&str] = &[
+    "constant",
+    "iota",
+    "create_token",
+    "replica_id",
+    "partition_id",
+    "after_all",
+    "get_tuple_element",
+    "tuple",
+    "slice",
+    "dynamic_slice",
+    "dynamic_update_slice",
+    "batch_norm_grad",
+    "batch_norm_inference",
+    "batch_norm_training",
+    "bitcast_convert",
+    "broadcast",
+    "broadcast_in_dim",
+    "cholesky",
+    "concatenate",
+    "cross-replica-sum",
+    "convolution",
+    "dot",
+    "dot_general",
+    "einsum",
+    "unary_einsum",
+    "fft",
+    "gather",
+    "get_dimension_size",
+    "reshape",
+    "set_dimension_size",
+    "reverse",
+    "pad",
+    "transpose",
+    "triangular_solve",
+    "torch_index_select",
+    "optimization_barrier",
+    "real_dynamic_slice",
+    "dynamic_pad",
+    "dynamic_iota",
+    "dynamic_broadcast_in_dim",
+    "dynamic_reshape",
+    "dynamic_gather",
+    "return",
+];
+
+const RECURSIVE_STABLEHLO: &[&str] = &[
+    "if",
+    "case",
+    "while",
+    "reduce",
+    "map",
+    "scatter",
+    "select_and_scatter",
+    "sort",
+    "reduce_window",
+];
+
+/// Whether the op has no memory effects by itself; `Some(true)` when its effects are
+/// those of its nested ops (recursive), `None` when it has effects.
+pub fn purity(name: &str) -> Option<bool> {
+    if let Some(n) = name.strip_prefix("stablehlo.") {
+        if UNARY_BINARY.contains(&n) || PURE_STABLEHLO.contains(&n) {
+            return Some(false);
+        }
+        if RECURSIVE_STABLEHLO.contains(&n) {
+            return Some(true);
+        }
+        return None;
+    }
+    match name {
+        "sdy.reshard"
+        | "sdy.propagation_barrier"
+        | "sdy.constant"
+        | "sdy.return"
+        | "func.return" => Some(false),
+        "sdy.manual_computation" | "sdy.named_computation" => Some(true),
+        _ => None,
+    }
+}
+
+/// The identity rule of a tensor of `shape` with `operands` operands and one result.
+pub fn identity_rule(shape: &[i64], operands: usize) -> OpShardingRule {
+    let mapping: Vec<Vec<usize>> = (0..shape.len()).map(|d| vec![d]).collect();
+    OpShardingRule {
+        factor_sizes: shape.to_vec(),
+        operands: vec![mapping.clone(); operands],
+        results: vec![mapping],
+        ..Default::default()
+    }
+}
+
+/// The rule held by an `sdy.sharding_rule` attribute.
+pub fn rule_from_print(r: &p::OpShardingRule) -> Option<OpShardingRule> {
+    let n = r.factor_sizes.len();
+    let idx = |f: i64| usize::try_from(f).ok().filter(|&f| f < n);
+    let maps = |ms: &[Vec<Vec<i64>>]| -> Option<Vec<Vec<Vec<usize>>>> {
+        ms.iter().map(|m| m.iter().map(|d| d.iter().map(|&f| idx(f)).collect()).collect()).collect()
+    };
+    let list = |l: &[i64]| -> Option<Vec<usize>> { l.iter().map(|&f| idx(f)).collect() };
+    Some(OpShardingRule {
+        factor_sizes: r.factor_sizes.clone(),
+        operands: maps(&r.operands)?,
+        results: maps(&r.results)?,
+        reduction: list(&r.reduction)?,
+        need_replication: list(&r.need_replication)?,
+        permutation: list(&r.permutation)?,
+        blocked_propagation: list(&r.blocked_propagation)?,
+        is_custom: r.custom,
+    })
+}
+
+/// The registry's view of a type written as text.
+pub fn tensor_type(ty: &str) -> TensorType {
+    let ty = ty.trim();
+    let Some(inner) = ty.strip_prefix("tensor<").and_then(|r| r.strip_suffix('>')) else {
+        return TensorType::default();
+    };
+    let mut shape = Vec::new();
+    let mut rest = inner;
+    loop {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && rest.as_bytes().get(digits) == Some(&b'x') {
+            shape.push(rest[..digits].parse::<i64>().unwrap_or(0));
+            rest = &rest[digits + 1..];
+        } else if rest.starts_with("?x") {
+            shape.push(rules::DYNAMIC);
+            rest = &rest[2..];
+        } else {
+            break;
+        }
+    }
+    let elem = rest.split(',').next().unwrap_or("").trim().to_string();
+    TensorType { shape: Some(shape), elem }
+}

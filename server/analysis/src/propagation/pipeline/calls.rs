@@ -1,0 +1,613 @@
+//! Function calls in the pipeline: flattening the call graph, importing calls as named
+//! computations and exporting them back, unflattening, and the reshards at calls.
+
+use super::super::edges::{add_data_flow_edges, post_order, replace_all_uses_except};
+use super::super::graph::*;
+use super::super::irutil::*;
+use super::import::{call_graph_post_order, func_arg_shardings, func_result_shardings};
+use crate::print::attr::NamedAttr;
+use crate::print::ir::{Attr, Module, Op, Region, Syntax, ValueId};
+use crate::print::sdy::TensorSharding;
+use std::collections::{HashMap, HashSet};
+
+/// Paths of the `func.call` ops inside the op at `path`, in post-order.
+fn calls_in(m: &Module, g: &Graph, f: OpIdx) -> Vec<Vec<(usize, usize, usize)>> {
+    let mut out = Vec::new();
+    fn go(g: &Graph, i: OpIdx, out: &mut Vec<OpIdx>) {
+        for r in &g.nodes[i].children {
+            for b in r {
+                for &c in b {
+                    go(g, c, out);
+                }
+            }
+        }
+        out.push(i);
+    }
+    let mut post = Vec::new();
+    go(g, f, &mut post);
+    for i in post {
+        if g.nodes[i].name == "func.call" && i != f {
+            out.push(g.nodes[i].path.clone());
+        }
+    }
+    let _ = m;
+    out
+}
+
+/// `cloneFuncRecursively` + `SymbolTable::insert`: returns the clone's name.
+fn clone_func_recursively(m: &mut Module, sym: &str, table: &mut SymbolTable) -> Option<String> {
+    let idx = func_index(m, sym)?;
+    let original = m.body()[idx].clone();
+    let orig_name = original_func_name(&original)?;
+    let mut map = HashMap::new();
+    let mut clone = clone_op(m, &original, &mut map);
+    set_fn_attr(&mut clone, "sdy.original_func_name", Attr::Str(orig_name.into_bytes()));
+    // Calls inside the clone get clones of their callees (post-order).
+    let mut call_paths: Vec<Vec<usize>> = Vec::new();
+    fn collect(op: &Op, path: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+        let mut k = 0;
+        for r in &op.regions {
+            for b in &r.blocks {
+                for c in &b.ops {
+                    path.push(k);
+                    collect(c, path, out);
+                    path.pop();
+                    k += 1;
+                }
+            }
+        }
+        if op.name == "func.call" {
+            out.push(path.clone());
+        }
+    }
+    collect(&clone, &mut Vec::new(), &mut call_paths);
+    for p in call_paths {
+        let Some(c) = nth_op(&clone, &p).and_then(callee) else { continue };
+        if let Some(new) = clone_func_recursively(m, &c, table) {
+            if let Some(op) = nth_op_mut(&mut clone, &p) {
+                set_callee(op, &new);
+            }
+        }
+    }
+    let name = table.insert(sym);
+    if let Some(f) = clone.func_mut() {
+        f.sym = name.clone();
+    }
+    m.body_mut()?.push(clone);
+    Some(name)
+}
+
+/// The op reached by flat child indices (all regions and blocks concatenated).
+fn nth_op<'a>(op: &'a Op, path: &[usize]) -> Option<&'a Op> {
+    let mut cur = op;
+    for &k in path {
+        cur = cur.regions.iter().flat_map(|r| r.blocks.iter()).flat_map(|b| b.ops.iter()).nth(k)?;
+    }
+    Some(cur)
+}
+fn nth_op_mut<'a>(op: &'a mut Op, path: &[usize]) -> Option<&'a mut Op> {
+    let mut cur = op;
+    for &k in path {
+        cur = cur
+            .regions
+            .iter_mut()
+            .flat_map(|r| r.blocks.iter_mut())
+            .flat_map(|b| b.ops.iter_mut())
+            .nth(k)?;
+    }
+    Some(cur)
+}
+
+/// `sdy-flatten-call-graph`: a second call to a function calls a recursive clone.
+pub fn flatten_call_graph(m: &mut Module) {
+    let g = Graph::build(m);
+    let order: Vec<String> = call_graph_post_order(m, &g)
+        .into_iter()
+        .filter_map(|f| func_sym(g.op(m, f)).map(str::to_string))
+        .collect();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut table = SymbolTable::new(m);
+    for sym in order {
+        let g = Graph::build(m);
+        let Some(&f) = g.funcs.get(&sym) else { continue };
+        for p in calls_in(m, &g, f) {
+            let Some(c) = callee(op_at_path(m, &p)) else { continue };
+            if seen.insert(c.clone()) {
+                continue;
+            }
+            if let Some(new) = clone_func_recursively(m, &c, &mut table) {
+                set_callee(op_at_path_mut(m, &p), &new);
+            }
+        }
+    }
+}
+
+/// `sdy-import-func-calls{add-data-flow-edges-on-named-computations=true}`. Returns
+/// the warnings (op origin, message) it emits.
+pub fn import_func_calls(m: &mut Module) -> Vec<(Option<u32>, String)> {
+    let mut warnings = Vec::new();
+    let g = Graph::build(m);
+    let order: Vec<String> = call_graph_post_order(m, &g)
+        .into_iter()
+        .filter_map(|f| func_sym(g.op(m, f)).map(str::to_string))
+        .collect();
+    let mut moved: HashMap<String, Region> = HashMap::new();
+    let mut moved_order: Vec<String> = Vec::new();
+    for sym in order {
+        loop {
+            // Calls are replaced one at a time (paths change).
+            let g = Graph::build(m);
+            let Some(&f) = g.funcs.get(&sym) else { break };
+            let calls = calls_in(m, &g, f);
+            let Some(p) = calls.into_iter().find(|p| op_at_path(m, p).name == "func.call") else {
+                break;
+            };
+            let call = op_at_path(m, &p).clone();
+            let Some(c) = callee(&call) else { break };
+            let Some(fidx) = func_index(m, &c) else { break };
+            let callee_op = m.body()[fidx].clone();
+            let mut props = vec![NamedAttr::new(
+                "name",
+                Attr::Str(original_func_name(&callee_op).unwrap_or(c.clone()).into_bytes()),
+            )];
+            if let Some(ins) = func_arg_shardings(m, &callee_op) {
+                props.push(NamedAttr::new("in_shardings", Attr::PerValue(ins)));
+            }
+            if let Some(Attr::PerValue(outs)) = call.attr("sdy.sharding") {
+                props.push(NamedAttr::new("out_shardings", Attr::PerValue(outs.clone())));
+            }
+            let region = if let Some(r) = moved.get(&c) {
+                warnings.push((
+                    call.origin,
+                    format!("function @{c} has multiple call ops, we need to clone the function body for each call"),
+                ));
+                let holder = Op {
+                    regions: vec![r.clone()],
+                    ..Op::pretty("builtin.module", vec![], vec![], vec![])
+                };
+                let mut map = HashMap::new();
+                let cloned = clone_op(m, &holder, &mut map);
+                cloned.regions.into_iter().next().unwrap_or_default()
+            } else {
+                let mut r = callee_op.regions.first().cloned().unwrap_or_default();
+                if let Some(b) = r.blocks.first_mut() {
+                    if let Some(last) = b.ops.last_mut() {
+                        if last.name == "func.return" {
+                            last.name = "sdy.return".into();
+                            last.syntax = Syntax::Pretty;
+                        }
+                    }
+                }
+                // The callee body is moved: the original function keeps an empty body.
+                m.body_mut().expect("body")[fidx].regions = vec![Region::default()];
+                moved.insert(c.clone(), r.clone());
+                moved_order.push(c.clone());
+                r
+            };
+            let mut nc = Op::pretty(
+                "sdy.named_computation",
+                call.operands.clone(),
+                call.results.clone(),
+                props,
+            );
+            nc.attrs = call.attrs.iter().filter(|a| a.name != "sdy.sharding").cloned().collect();
+            nc.regions = vec![region];
+            nc.origin = call.origin;
+            *op_at_path_mut(m, &p) = nc;
+        }
+    }
+    // Erase the imported functions.
+    if let Some(b) = m.body_mut() {
+        b.retain(|o| !func_sym(o).is_some_and(|s| moved.contains_key(s)));
+    }
+    // Data-flow edges on every named computation.
+    add_edges_on(m, "sdy.named_computation");
+    warnings
+}
+
+fn add_edges_on(m: &mut Module, name: &str) {
+    // Reuse the generic pass, restricted to one op kind.
+    let g = Graph::build(m);
+    let mut work: Vec<(Vec<ValueId>, Vec<ValueId>)> = Vec::new();
+    for i in post_order(&g) {
+        if g.nodes[i].name == name {
+            work.push(super::super::edges::edge_owners(&g, i));
+        }
+    }
+    super::super::edges::add_edges_for(m, work);
+    let _ = add_data_flow_edges;
+}
+
+/// `sdy-pre-order-funcs`: functions in call-graph pre-order at the end of the module.
+pub fn pre_order_funcs(m: &mut Module) {
+    let g = Graph::build(m);
+    let mut order: Vec<String> = call_graph_post_order(m, &g)
+        .into_iter()
+        .filter_map(|f| func_sym(g.op(m, f)).map(str::to_string))
+        .collect();
+    order.reverse();
+    let Some(body) = m.body_mut() else { return };
+    for sym in order {
+        if let Some(i) = body.iter().position(|o| func_sym(o) == Some(sym.as_str())) {
+            let f = body.remove(i);
+            body.push(f);
+        }
+    }
+}
+
+/// The shardings of the data-flow edges of `owners` (fully open where missing), or
+/// `None` when none has one.
+fn shardings_from_edges(m: &Module, g: &Graph, owners: &[ValueId]) -> Option<Vec<TensorSharding>> {
+    let mut out = Vec::new();
+    let mut mesh = None;
+    for &o in owners {
+        let s = g.edge_user(o).and_then(|e| sharding_of(g.op(m, e).prop("sharding")));
+        if mesh.is_none() {
+            mesh = s.as_ref().map(|s| s.mesh.clone());
+        }
+        out.push(s);
+    }
+    let mesh = mesh?;
+    Some(
+        out.into_iter()
+            .zip(owners)
+            .map(|(s, &o)| s.unwrap_or_else(|| open_sharding(&mesh, g.ty(m, o).rank())))
+            .collect(),
+    )
+}
+
+/// Replaces the single data-flow edge user of each value by the value.
+fn remove_data_flow_edges(m: &mut Module, values: &[ValueId]) {
+    for &v in values {
+        let g = Graph::build(m);
+        let Some((u, _)) = g.live_uses(v).next() else { continue };
+        if g.nodes[u].name != "sdy.data_flow_edge" {
+            continue;
+        }
+        let r = g.nodes[u].results[0];
+        let path = g.nodes[u].path.clone();
+        m.top.replace_uses(r, v);
+        let (last, parent) = path.split_last().expect("non-root");
+        op_at_path_mut(m, parent).regions[last.0].blocks[last.1].ops.remove(last.2);
+    }
+}
+
+/// `sdy-export-named-computations`.
+pub fn export_named_computations(m: &mut Module) {
+    let mut table = SymbolTable::new(m);
+    // Mark the named computations (post-order) with a temporary id.
+    let g = Graph::build(m);
+    let list: Vec<OpIdx> = post_order(&g)
+        .into_iter()
+        .filter(|&i| g.nodes[i].name == "sdy.named_computation")
+        .collect();
+    for (k, &i) in list.iter().enumerate() {
+        g.op_mut(m, i).set_attr("__export_id", Attr::Int { value: k as i128, ty: "i64".into() });
+    }
+    let mut call_results: Vec<ValueId> = Vec::new();
+    for k in 0..list.len() {
+        let g = Graph::build(m);
+        let Some(i) = (1..g.nodes.len()).find(|&j| {
+            matches!(g.op(m, j).attr("__export_id"), Some(Attr::Int { value, .. }) if *value == k as i128)
+        }) else {
+            continue;
+        };
+        let args = g.nodes[i].args.first().and_then(|r| r.first()).cloned().unwrap_or_default();
+        let results = g.nodes[i].results.clone();
+        if let Some(list) = shardings_from_edges(m, &g, &args) {
+            g.op_mut(m, i).set_prop("in_shardings", Attr::PerValue(list));
+        }
+        if let Some(list) = shardings_from_edges(m, &g, &results) {
+            g.op_mut(m, i).set_prop("out_shardings", Attr::PerValue(list));
+        }
+        let nc = g.op(m, i).clone();
+        let name = str_attr(nc.prop("name")).unwrap_or_default();
+        let ins = per_value(nc.prop("in_shardings"));
+        let outs = per_value(nc.prop("out_shardings"));
+        let mut region = nc.regions.first().cloned().unwrap_or_default();
+        if let Some(b) = region.blocks.first_mut() {
+            if let Some(last) = b.ops.last_mut() {
+                if last.name == "sdy.return" {
+                    last.name = "func.return".into();
+                    last.syntax = Syntax::Pretty;
+                }
+            }
+        }
+        let arg_tys: Vec<(ValueId, String)> =
+            args.iter().map(|&a| (a, m.ty(a).unwrap_or("").to_string())).collect();
+        let res_tys: Vec<String> =
+            results.iter().map(|&r| m.ty(r).unwrap_or("").to_string()).collect();
+        let mut f = make_func(&name, arg_tys, res_tys, Vec::new());
+        f.regions = vec![region];
+        set_fn_attr(&mut f, "sdy.original_func_name", Attr::Str(name.clone().into_bytes()));
+        if let (Some(ins), Some(fi)) = (&ins, f.func_mut()) {
+            for (slot, s) in fi.args.iter_mut().zip(ins) {
+                slot.set_attr("sdy.sharding", Attr::Sharding(s.clone()));
+            }
+        }
+        let sym = table.insert(&name);
+        if let Some(fi) = f.func_mut() {
+            fi.sym = sym.clone();
+        }
+        let mut call = make_call(&sym, nc.operands.clone(), results.clone());
+        call.attrs = nc.attrs.iter().filter(|a| a.name != "__export_id").cloned().collect();
+        call.origin = nc.origin;
+        if let Some(o) = outs {
+            call.set_attr("sdy.sharding", Attr::PerValue(o));
+        }
+        *g.op_mut(m, i) = call;
+        if let Some(b) = m.body_mut() {
+            b.push(f);
+        }
+        remove_data_flow_edges(m, &args);
+        call_results.extend(results);
+    }
+    remove_data_flow_edges(m, &call_results);
+}
+
+/// `sdy-propagate-to-func-results`: every function but main takes its returned values'
+/// shardings as result shardings.
+pub fn propagate_to_func_results(m: &mut Module) {
+    let g = Graph::build(m);
+    let main = g.main_func(m);
+    let funcs: Vec<OpIdx> = g.funcs.values().copied().collect();
+    for f in funcs {
+        if Some(f) == main {
+            continue;
+        }
+        let Some(t) = g.terminator(f, 0) else { continue };
+        if g.nodes[t].name != "func.return" {
+            continue;
+        }
+        let operands = g.nodes[t].operands.clone();
+        for (i, v) in operands.into_iter().enumerate() {
+            match g.sharding(m, v) {
+                Some(s) => g.set_func_result_sharding(m, f, i, s),
+                None => {
+                    if let Some(slot) =
+                        g.op_mut(m, f).func_mut().and_then(|fi| fi.results.get_mut(i))
+                    {
+                        slot.remove_attr("sdy.sharding");
+                    }
+                }
+            }
+        }
+    }
+}
+
+type Key = (String, Option<Attr>, Option<Vec<TensorSharding>>, Option<Vec<TensorSharding>>);
+
+fn computation_key(m: &Module, f: &Op, ignore: bool) -> Key {
+    let manual = f.func().and_then(|fi| {
+        fi.fn_attrs.iter().find(|a| a.name == "sdy.manual_axes").map(|a| a.value.clone())
+    });
+    (
+        original_func_name(f).unwrap_or_default(),
+        manual,
+        if ignore { None } else { func_arg_shardings(m, f) },
+        if ignore { None } else { func_result_shardings(m, f) },
+    )
+}
+
+/// `sdy-unflatten-call-graph`.
+pub fn unflatten_call_graph(m: &mut Module, dedup_fully: bool) {
+    let mut call_paths = Vec::new();
+    m.top.walk(&mut |_op: &Op| {});
+    let g = Graph::build(m);
+    for i in post_order(&g) {
+        if g.nodes[i].name == "func.call" {
+            call_paths.push(g.nodes[i].path.clone());
+        }
+    }
+    let func_of = |m: &Module, p: &[(usize, usize, usize)]| -> Option<Op> {
+        let c = callee(op_at_path(m, p))?;
+        func_index(m, &c).map(|i| m.body()[i].clone())
+    };
+    let mut cache: Vec<(Key, String)> = Vec::new();
+    for p in &call_paths {
+        let Some(f) = func_of(m, p) else { continue };
+        let key = computation_key(m, &f, dedup_fully);
+        if !cache.iter().any(|(k, _)| *k == key) {
+            cache.push((key, func_sym(&f).unwrap_or("").to_string()));
+        }
+    }
+    if dedup_fully {
+        let mut counts: Vec<(Key, i64)> = Vec::new();
+        for p in &call_paths {
+            let Some(f) = func_of(m, p) else { continue };
+            let cache_key = computation_key(m, &f, true);
+            let func_key = computation_key(m, &f, false);
+            let c = match counts.iter_mut().find(|(k, _)| *k == func_key) {
+                Some((_, c)) => {
+                    *c += 1;
+                    *c
+                }
+                None => {
+                    counts.push((func_key.clone(), 1));
+                    1
+                }
+            };
+            if let Some(entry) = cache.iter_mut().find(|(k, _)| *k == cache_key) {
+                let cached = func_index(m, &entry.1).map(|i| m.body()[i].clone());
+                let cached_key = cached.map(|cf| computation_key(m, &cf, false));
+                let cached_count = cached_key
+                    .and_then(|ck| counts.iter().find(|(k, _)| *k == ck).map(|x| x.1))
+                    .unwrap_or(0);
+                if c > cached_count {
+                    entry.1 = func_sym(&f).unwrap_or("").to_string();
+                }
+            }
+        }
+    }
+    for p in &call_paths {
+        let Some(f) = func_of(m, p) else { continue };
+        let key = computation_key(m, &f, dedup_fully);
+        if let Some((_, name)) = cache.iter().find(|(k, _)| *k == key) {
+            let name = name.clone();
+            let op = op_at_path_mut(m, p);
+            if callee(op).as_deref() != Some(name.as_str()) {
+                set_callee(op, &name);
+            }
+        }
+    }
+    if let Some(b) = m.body_mut() {
+        for op in b.iter_mut() {
+            remove_fn_attr(op, "sdy.original_func_name");
+            remove_fn_attr(op, "sdy.manual_axes");
+        }
+    }
+}
+
+/// `TensorShardingAttr::isEquivalent`.
+pub fn is_equivalent(a: Option<&TensorSharding>, b: Option<&TensorSharding>) -> bool {
+    let replicated = |s: Option<&TensorSharding>| match s {
+        None => true,
+        Some(s) => s.unreduced.is_empty() && s.dims.iter().all(|d| d.axes.is_empty()),
+    };
+    if replicated(a) {
+        return replicated(b);
+    }
+    let (Some(a), Some(b)) = (a, b) else { return false };
+    a.mesh == b.mesh
+        && a.unreduced == b.unreduced
+        && a.dims.len() == b.dims.len()
+        && a.dims.iter().zip(&b.dims).all(|(x, y)| x.axes == y.axes)
+}
+
+pub fn fully_closed_like(s: &TensorSharding) -> TensorSharding {
+    replicated_sharding(&s.mesh, s.dims.len(), true)
+}
+
+fn new_reshard(m: &mut Module, input: ValueId, s: TensorSharding) -> (Op, ValueId) {
+    let ty = m.ty(input).map(str::to_string);
+    let nv = m.new_value(ty);
+    let mut op = Op::pretty("sdy.reshard", vec![input], vec![nv], Vec::new());
+    op.set_prop("sharding", Attr::Sharding(s));
+    (op, nv)
+}
+
+/// `sdy-insert-func-call-reshards`.
+pub fn insert_func_call_reshards(m: &mut Module) {
+    let g = Graph::build(m);
+    let calls: Vec<ValueId> = Vec::new();
+    let _ = calls;
+    let mut list: Vec<Vec<(usize, usize, usize)>> = Vec::new();
+    for i in post_order(&g) {
+        if g.nodes[i].name == "func.call" {
+            list.push(g.nodes[i].path.clone());
+        }
+    }
+    // Process in reverse so earlier paths stay valid while ops are inserted after calls.
+    for p in list.into_iter().rev() {
+        let call = op_at_path(m, &p).clone();
+        let Some(c) = callee(&call) else { continue };
+        let Some(fi) = func_index(m, &c) else { continue };
+        let f = m.body()[fi].clone();
+        let func_res = match func_result_shardings(m, &f) {
+            Some(l) => l,
+            None => match per_value(call.attr("sdy.sharding")) {
+                Some(l) => l.iter().map(fully_closed_like).collect(),
+                None => continue,
+            },
+        };
+        let call_sh = per_value(call.attr("sdy.sharding"));
+        let mut inserted = Vec::new();
+        for (k, (fs, &r)) in func_res.iter().zip(&call.results).enumerate() {
+            let cs = call_sh.as_ref().and_then(|l| l.get(k));
+            if !is_equivalent(Some(fs), cs) {
+                let target = cs.cloned().unwrap_or_else(|| fully_closed_like(fs));
+                let (op, nv) = new_reshard(m, r, target);
+                replace_all_uses_except(m, r, nv, nv);
+                inserted.push(op);
+            }
+        }
+        let (last, parent) = p.split_last().expect("non-root");
+        let block = &mut op_at_path_mut(m, parent).regions[last.0].blocks[last.1];
+        for (k, op) in inserted.into_iter().enumerate() {
+            block.ops.insert(last.2 + 1 + k, op);
+        }
+        op_at_path_mut(m, &p).set_attr("sdy.sharding", Attr::PerValue(func_res));
+    }
+}
+
+/// `sdy-add-func-data-flow-edges`: an `sdy.func_data_flow_edge` after every argument
+/// of every non-main function and every call result (taking its sharding).
+pub fn add_func_data_flow_edges(m: &mut Module) {
+    let g = Graph::build(m);
+    let main = g.main_func(m);
+    // (value, insertion block owner path, region, block, index)
+    let mut work: Vec<ValueId> = Vec::new();
+    for i in post_order(&g) {
+        if g.nodes[i].name == "func.func" && Some(i) != main {
+            if let Some(args) = g.nodes[i].args.first().and_then(|r| r.first()) {
+                work.extend(args.iter());
+            }
+        }
+    }
+    let arg_count = work.len();
+    for i in post_order(&g) {
+        if g.nodes[i].name == "func.call" {
+            work.extend(g.nodes[i].results.iter());
+        }
+    }
+    // Arguments: in order at the start of the entry block; results: in order after
+    // the call. Track how many edges went to each insertion point.
+    let mut placed: HashMap<(Vec<(usize, usize, usize)>, usize, usize, usize), usize> =
+        HashMap::new();
+    for (k, v) in work.into_iter().enumerate() {
+        let g = Graph::build(m);
+        if g.ty(m, v).static_shape().is_none() {
+            continue;
+        }
+        let Some((p, r, b, at)) = super::super::edges::insertion_after(&g, v) else { continue };
+        // Block arguments all start at index 0; results right after the call.
+        let base = if k < arg_count {
+            (p.clone(), r, b, 0)
+        } else {
+            let Some(Def::Result { op, .. }) = g.def(v) else { continue };
+            let (last, parent) = g.nodes[op].path.split_last().expect("non-root");
+            (parent.to_vec(), last.0, last.1, last.2 + 1)
+        };
+        let _ = at;
+        let n = placed.entry(base.clone()).or_insert(0);
+        let index = base.3 + *n;
+        *n += 1;
+        let s = g.sharding(m, v);
+        let ty = m.ty(v).map(str::to_string);
+        let nv = m.new_value(ty);
+        replace_all_uses_except(m, v, nv, nv);
+        let mut op = Op::pretty("sdy.func_data_flow_edge", vec![v], vec![nv], Vec::new());
+        if let Some(s) = s {
+            op.set_attr("sdy.sharding", Attr::PerValue(vec![s]));
+        }
+        super::super::edges::insert_op(m, &base.0, base.1, base.2, index, op);
+    }
+}
+
+/// `sdy-sink-func-data-flow-edges`: each edge's sharding goes to its operand (a
+/// function argument or call result); the edges are removed.
+pub fn sink_func_data_flow_edges(m: &mut Module) {
+    loop {
+        let g = Graph::build(m);
+        let Some(e) =
+            g.pre_order().into_iter().find(|&i| g.nodes[i].name == "sdy.func_data_flow_edge")
+        else {
+            break;
+        };
+        let input = g.nodes[e].operands[0];
+        let res = g.nodes[e].results[0];
+        let operand_sharding = g.sharding(m, input);
+        match g.sharding(m, res) {
+            Some(s) => g.set_sharding(m, input, s),
+            None => {
+                if let Some(os) = operand_sharding {
+                    g.set_sharding(m, input, open_sharding(&os.mesh, os.dims.len()));
+                }
+            }
+        }
+        let p = g.nodes[e].path.clone();
+        m.top.replace_uses(res, input);
+        let (last, parent) = p.split_last().expect("non-root");
+        op_at_path_mut(m, parent).regions[last.0].blocks[last.1].ops.remove(last.2);
+    }
+}

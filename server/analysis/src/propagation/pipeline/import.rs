@@ -1,0 +1,885 @@
+//! The import passes of `-sdy-propagation-pipeline` that change what users see.
+
+use super::super::axis;
+use super::super::edges::{add_data_flow_edges, post_order};
+use super::super::graph::*;
+use super::super::irutil::*;
+use super::super::ops::{is_elementwise_op, purity};
+use crate::print::attr::NamedAttr;
+use crate::print::ir::{Attr, Module, Op, Syntax, ValueId};
+use crate::print::sdy::{AxisRef, Mesh, MeshRef, TensorSharding};
+use std::collections::{HashMap, HashSet};
+
+/// `symbol-dce`: removes private functions nothing (live) refers to.
+pub fn symbol_dce(m: &mut Module) {
+    fn refs(a: &Attr, out: &mut Vec<String>) {
+        match a {
+            Attr::Symbol(s) => out.push(s.clone()),
+            Attr::Array(v) => v.iter().for_each(|x| refs(x, out)),
+            Attr::Dict(d) => d.iter().for_each(|x| refs(&x.value, out)),
+            _ => {}
+        }
+    }
+    loop {
+        let body = m.body();
+        let mut live: HashSet<String> = HashSet::new();
+        let mut work: Vec<usize> = Vec::new();
+        for (i, op) in body.iter().enumerate() {
+            match func_sym(op) {
+                Some(s) if !is_private(op) => {
+                    live.insert(s.to_string());
+                    work.push(i);
+                }
+                Some(_) => {}
+                None => work.push(i),
+            }
+        }
+        let by_name: HashMap<String, usize> = body
+            .iter()
+            .enumerate()
+            .filter_map(|(i, o)| func_sym(o).map(|s| (s.to_string(), i)))
+            .collect();
+        while let Some(i) = work.pop() {
+            let mut found = Vec::new();
+            body[i].walk(&mut |op: &Op| {
+                if let Some(c) = callee(op) {
+                    found.push(c);
+                }
+                for a in op.props.iter().chain(op.attrs.iter()) {
+                    refs(&a.value, &mut found);
+                }
+            });
+            for f in found {
+                if let Some(&j) = by_name.get(&f) {
+                    if live.insert(f) {
+                        work.push(j);
+                    }
+                }
+            }
+        }
+        let before = m.body().len();
+        if let Some(b) = m.body_mut() {
+            b.retain(|o| match func_sym(o) {
+                Some(s) => !is_private(o) || live.contains(s),
+                None => true,
+            });
+        }
+        if m.body().len() == before {
+            break;
+        }
+    }
+}
+
+fn mesh_op(name: &str, mesh: Mesh) -> Op {
+    let mut op = Op::pretty("sdy.mesh", Vec::new(), Vec::new(), Vec::new());
+    op.set_prop("sym_name", Attr::Str(name.as_bytes().to_vec()));
+    op.set_prop("mesh", Attr::Mesh(mesh));
+    op
+}
+
+fn stablehlo_mesh_dict(mesh: &Mesh) -> Attr {
+    let axes = mesh
+        .axes
+        .iter()
+        .map(|(n, s)| {
+            Attr::Dict(vec![
+                NamedAttr::new("name", Attr::Str(n.as_bytes().to_vec())),
+                NamedAttr::new("size", Attr::Int { value: *s as i128, ty: "i64".into() }),
+            ])
+        })
+        .collect();
+    let mut d = vec![NamedAttr::new("axes", Attr::Array(axes))];
+    if !mesh.device_ids.is_empty() {
+        let ids = &mesh.device_ids;
+        let body = if ids.iter().all(|&x| x == ids[0]) {
+            ids[0].to_string()
+        } else {
+            format!("[{}]", ids.iter().map(i64::to_string).collect::<Vec<_>>().join(", "))
+        };
+        d.push(NamedAttr::new(
+            "device_ids",
+            Attr::Raw(format!("dense<{body}> : tensor<{}xi64>", ids.len())),
+        ));
+    }
+    Attr::Dict(d)
+}
+
+/// `sdy-lift-inlined-meshes`: dedups identical meshes, turns inline meshes into
+/// `sdy.mesh` symbols and adds the `stablehlo.mesh` attribute to every mesh.
+pub fn lift_inlined_meshes(m: &mut Module) {
+    let mut by_mesh: Vec<(Mesh, String)> = Vec::new();
+    let mut rename: HashMap<String, String> = HashMap::new();
+    let mut last_mesh: Option<usize> = None;
+    let body = std::mem::take(m.body_mut().expect("module body"));
+    let mut kept = Vec::with_capacity(body.len());
+    for op in body {
+        if op.name == "sdy.mesh" {
+            if let (Some(Attr::Str(n)), Some(Attr::Mesh(mesh))) =
+                (op.prop("sym_name"), op.prop("mesh"))
+            {
+                let name = String::from_utf8_lossy(n).into_owned();
+                if let Some((_, first)) = by_mesh.iter().find(|(x, _)| x == mesh) {
+                    rename.insert(name, first.clone());
+                    continue;
+                }
+                by_mesh.push((mesh.clone(), name));
+                last_mesh = Some(kept.len());
+            }
+        }
+        kept.push(op);
+    }
+    *m.body_mut().expect("module body") = kept;
+    let mut table = SymbolTable::new(m);
+    let mut new_meshes: Vec<Op> = Vec::new();
+    transform_shardings(m, &mut |s: &TensorSharding| {
+        let mut s = s.clone();
+        match &s.mesh {
+            MeshRef::Symbol(n) => {
+                if let Some(r) = rename.get(n) {
+                    s.mesh = MeshRef::Symbol(r.clone());
+                }
+            }
+            MeshRef::Inline(mesh) => {
+                if let Some((_, n)) = by_mesh.iter().find(|(x, _)| x == mesh) {
+                    s.mesh = MeshRef::Symbol(n.clone());
+                } else {
+                    let base = if mesh.axes.is_empty() && mesh.device_ids.len() == 1 {
+                        format!("maximal_mesh_{}", mesh.device_ids[0])
+                    } else if mesh.axes.is_empty() && mesh.device_ids.is_empty() {
+                        "empty_mesh".to_string()
+                    } else {
+                        "mesh".to_string()
+                    };
+                    let name = table.insert(&base);
+                    by_mesh.push((mesh.clone(), name.clone()));
+                    new_meshes.push(mesh_op(&name, mesh.clone()));
+                    s.mesh = MeshRef::Symbol(name);
+                }
+            }
+        }
+        s
+    });
+    let at = last_mesh.map_or(0, |i| i + 1);
+    if let Some(b) = m.body_mut() {
+        for (k, op) in new_meshes.into_iter().enumerate() {
+            b.insert(at + k, op);
+        }
+        for op in b.iter_mut() {
+            if op.name == "sdy.mesh" && op.attr("stablehlo.mesh").is_none() {
+                if let Some(Attr::Mesh(mesh)) = op.prop("mesh") {
+                    let d = stablehlo_mesh_dict(mesh);
+                    op.set_attr("stablehlo.mesh", d);
+                }
+            }
+        }
+    }
+}
+
+fn meshes(m: &Module) -> HashMap<String, Mesh> {
+    let mut out = HashMap::new();
+    for op in m.body() {
+        if let (Some(Attr::Str(n)), Some(Attr::Mesh(mesh))) = (op.prop("sym_name"), op.prop("mesh"))
+        {
+            out.insert(String::from_utf8_lossy(n).into_owned(), mesh.clone());
+        }
+    }
+    out
+}
+
+fn mesh_of(ms: &HashMap<String, Mesh>, r: &MeshRef) -> Option<Mesh> {
+    match r {
+        MeshRef::Symbol(s) => ms.get(s).cloned(),
+        MeshRef::Inline(x) => Some(x.clone()),
+    }
+}
+
+/// `sdy-remove-size-one-axes`.
+pub fn remove_size_one_axes(m: &mut Module) {
+    let ms = meshes(m);
+    if !ms.values().any(|x| x.axes.iter().any(|a| a.1 == 1)) {
+        return;
+    }
+    transform_shardings(m, &mut |s: &TensorSharding| {
+        let Some(mesh) = mesh_of(&ms, &s.mesh) else { return s.clone() };
+        let keep = |a: &AxisRef| axis::size(a, &mesh) != 1;
+        let mut out = s.clone();
+        for d in &mut out.dims {
+            d.axes.retain(keep);
+            if d.axes.is_empty() && !d.open {
+                d.priority = None;
+            }
+        }
+        out.replicated.retain(keep);
+        out.unreduced.retain(keep);
+        out
+    });
+}
+
+/// `getFuncResultShardings`: the result shardings of a function when any is on a
+/// non-maximal mesh (missing ones fully open).
+pub fn func_result_shardings(m: &Module, f: &Op) -> Option<Vec<TensorSharding>> {
+    let fi = f.func()?;
+    slot_shardings(
+        m,
+        &fi.results.iter().map(|s| (s.attr("sdy.sharding"), s.ty.clone())).collect::<Vec<_>>(),
+    )
+}
+
+/// `getFuncArgShardings`.
+pub fn func_arg_shardings(m: &Module, f: &Op) -> Option<Vec<TensorSharding>> {
+    let fi = f.func()?;
+    slot_shardings(
+        m,
+        &fi.args.iter().map(|s| (s.attr("sdy.sharding"), s.ty.clone())).collect::<Vec<_>>(),
+    )
+}
+
+fn slot_shardings(m: &Module, slots: &[(Option<&Attr>, String)]) -> Option<Vec<TensorSharding>> {
+    let ms = meshes(m);
+    let mesh_ref = slots.iter().find_map(|(a, _)| {
+        let s = sharding_of(*a)?;
+        let mesh = mesh_of(&ms, &s.mesh)?;
+        (!(mesh.axes.is_empty() && mesh.device_ids.len() == 1)).then_some(s.mesh)
+    })?;
+    Some(
+        slots
+            .iter()
+            .map(|(a, ty)| {
+                sharding_of(*a)
+                    .unwrap_or_else(|| open_sharding(&mesh_ref, ValueType::parse(ty).rank()))
+            })
+            .collect(),
+    )
+}
+
+/// `sdy-propagate-sharding-from-func-to-call`.
+pub fn propagate_sharding_from_func_to_call(m: &mut Module) {
+    let funcs: HashMap<String, Option<Vec<TensorSharding>>> = m
+        .body()
+        .iter()
+        .filter_map(|o| func_sym(o).map(|s| (s.to_string(), func_result_shardings(m, o))))
+        .collect();
+    m.top.walk_mut(&mut |op: &mut Op| {
+        if op.name != "func.call" || op.attr("sdy.sharding").is_some() {
+            return;
+        }
+        if let Some(Some(list)) = callee(op).and_then(|c| funcs.get(&c)) {
+            op.set_attr("sdy.sharding", Attr::PerValue(list.clone()));
+        }
+    });
+}
+
+/// `sdy-manual-axes-cleanup`. Returns an error (op origin, message) on failure.
+pub fn manual_axes_cleanup(m: &mut Module) -> Result<(), (Option<u32>, String)> {
+    let ms = meshes(m);
+    let g = Graph::build(m);
+    for i in post_order(&g) {
+        if g.nodes[i].name != "sdy.manual_computation" {
+            continue;
+        }
+        let op = g.op(m, i);
+        let ins = per_value(op.prop("in_shardings")).unwrap_or_default();
+        let outs = per_value(op.prop("out_shardings")).unwrap_or_default();
+        let manual = manual_axes(op);
+        if ins.is_empty() && outs.is_empty() {
+            let body_empty = op
+                .regions
+                .first()
+                .and_then(|r| r.blocks.first())
+                .and_then(|b| b.ops.first())
+                .is_none_or(|o| o.name == "sdy.return");
+            if !manual.is_empty() && !body_empty {
+                return Err((
+                    op.origin,
+                    "op has manual_axes when there are no in/out shardings and the body is not empty. This isn't allowed at this stage, please contact the Shardy team or file a bug.".to_string(),
+                ));
+            }
+            continue;
+        }
+        let mut common: Option<(MeshRef, Mesh)> = None;
+        for s in ins.iter().chain(&outs) {
+            let Some(mesh) = mesh_of(&ms, &s.mesh) else { continue };
+            match &common {
+                None => common = Some((s.mesh.clone(), mesh)),
+                Some((_, c)) if c.axes.is_empty() && c.device_ids.is_empty() => {
+                    common = Some((s.mesh.clone(), mesh))
+                }
+                _ => {}
+            }
+        }
+        let Some((mesh_ref, mesh)) = common else { continue };
+        let index = |n: &str| mesh.axes.iter().position(|a| a.0 == n).unwrap_or(usize::MAX);
+        let mut sorted = manual.clone();
+        sorted.sort_by_key(|n| index(n));
+        let manual_refs: Vec<AxisRef> = sorted.iter().map(|n| AxisRef::full(n.clone())).collect();
+        let fix = |list: &[TensorSharding], vals: &[ValueId]| -> Option<Vec<TensorSharding>> {
+            let mut modified = false;
+            let out = list
+                .iter()
+                .enumerate()
+                .map(|(k, s)| {
+                    let shaped = vals
+                        .get(k)
+                        .is_some_and(|&v| m.ty(v).is_some_and(|t| t.starts_with("tensor<")));
+                    if !shaped {
+                        return s.clone();
+                    }
+                    let used: Vec<AxisRef> = s
+                        .dims
+                        .iter()
+                        .flat_map(|d| d.axes.iter())
+                        .chain(&s.replicated)
+                        .chain(&s.unreduced)
+                        .cloned()
+                        .collect();
+                    let unused = axis_set_diff(&manual_refs, &used, &mesh);
+                    if unused.is_empty() {
+                        return s.clone();
+                    }
+                    let mut r = s.clone();
+                    r.replicated.extend(unused);
+                    axis::sort_and_merge(&mut r.replicated, &mesh);
+                    r.mesh = mesh_ref.clone();
+                    modified = true;
+                    r
+                })
+                .collect();
+            modified.then_some(out)
+        };
+        let new_ins = fix(&ins, &g.nodes[i].operands);
+        let new_outs = fix(&outs, &g.nodes[i].results);
+        let op = g.op_mut(m, i);
+        if sorted != manual {
+            op.set_prop("manual_axes", Attr::AxisList(manual_refs.clone()));
+        }
+        if let Some(l) = new_ins {
+            op.set_prop("in_shardings", Attr::PerValue(l));
+        }
+        if let Some(l) = new_outs {
+            op.set_prop("out_shardings", Attr::PerValue(l));
+        }
+    }
+    Ok(())
+}
+
+/// `getAxisSetDiff(a, b)`: the parts of the axes of `a` that are not in `b`.
+pub fn axis_set_diff(a: &[AxisRef], b: &[AxisRef], mesh: &Mesh) -> Vec<AxisRef> {
+    if a.is_empty() || a == b {
+        return Vec::new();
+    }
+    if b.is_empty() {
+        return a.to_vec();
+    }
+    let mut out = Vec::new();
+    for x in a {
+        // Remove every overlap with `b` from `x`, keeping the remaining pieces.
+        let mut pieces = vec![x.clone()];
+        for y in b {
+            let mut next = Vec::new();
+            for p in pieces {
+                if !axis::overlaps(&p, y) {
+                    next.push(p);
+                    continue;
+                }
+                if let Some(pre) = axis::prefix_without_overlap(&p, y) {
+                    next.push(pre);
+                }
+                if let Some(suf) = axis::suffix_without_overlap(&p, y, mesh) {
+                    if !next.contains(&suf) {
+                        next.push(suf);
+                    }
+                }
+            }
+            pieces = next;
+        }
+        out.extend(pieces);
+    }
+    out
+}
+
+fn is_scalar(m: &Module, v: ValueId) -> bool {
+    matches!(ValueType::parse(m.ty(v).unwrap_or("")), ValueType::Ranked(d) if d.is_empty())
+}
+
+/// `sdy-constant-or-scalar-splitter`.
+pub fn constant_or_scalar_splitter(m: &mut Module) {
+    // stablehlo.constant -> sdy.constant
+    m.top.walk_mut(&mut |op: &mut Op| {
+        if op.name == "stablehlo.constant" {
+            op.name = "sdy.constant".into();
+            if !matches!(op.syntax, Syntax::Pretty) {
+                op.syntax = Syntax::Pretty;
+            }
+        }
+    });
+    let g = Graph::build(m);
+    let order = call_graph_post_order(m, &g);
+    let mut non_const_named: HashSet<String> = HashSet::new();
+    let mut non_const_funcs: HashSet<String> = HashSet::new();
+    for f in order {
+        let sym = func_sym(g.op(m, f)).unwrap_or("").to_string();
+        // Named computations first (post-order), then the function body.
+        let g = Graph::build(m);
+        let Some(fi) = g.funcs.get(&sym).copied() else { continue };
+        let mut named: Vec<ValueId> = Vec::new();
+        let mut stack = vec![fi];
+        let mut post: Vec<OpIdx> = Vec::new();
+        fn go(g: &Graph, i: OpIdx, out: &mut Vec<OpIdx>) {
+            for r in &g.nodes[i].children {
+                for b in r {
+                    for &c in b {
+                        go(g, c, out);
+                    }
+                }
+            }
+            out.push(i);
+        }
+        go(&g, fi, &mut post);
+        stack.clear();
+        for i in post {
+            if g.nodes[i].name == "sdy.named_computation" {
+                // Identify by first result or block argument.
+                if let Some(&k) = g.nodes[i].results.first().or_else(|| {
+                    g.nodes[i].args.first().and_then(|r| r.first()).and_then(|b| b.first())
+                }) {
+                    named.push(k);
+                }
+            }
+        }
+        for key in named {
+            let g = Graph::build(m);
+            let Some(op) = g.owner(key) else { continue };
+            let path = g.nodes[op].path.clone();
+            split_region(m, path, 0, &sym, &mut non_const_named, &mut non_const_funcs);
+        }
+        let g = Graph::build(m);
+        let Some(fi) = g.funcs.get(&sym).copied() else { continue };
+        let path = g.nodes[fi].path.clone();
+        split_region(m, path, 0, &sym, &mut non_const_named, &mut non_const_funcs);
+    }
+}
+
+/// Functions in the call graph's post-order (callees first).
+pub fn call_graph_post_order(m: &Module, g: &Graph) -> Vec<OpIdx> {
+    let funcs: Vec<OpIdx> = g.nodes[0]
+        .children
+        .first()
+        .and_then(|r| r.first())
+        .map(|b| {
+            b.iter()
+                .copied()
+                .filter(|&i| g.nodes[i].name == "func.func" && !g.nodes[i].children.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let callees = |f: OpIdx| -> Vec<OpIdx> {
+        let mut out: Vec<OpIdx> = Vec::new();
+        let mut stack = vec![f];
+        let mut pre = Vec::new();
+        while let Some(i) = stack.pop() {
+            pre.push(i);
+            for r in g.nodes[i].children.iter().rev() {
+                for b in r.iter().rev() {
+                    for &c in b.iter().rev() {
+                        stack.push(c);
+                    }
+                }
+            }
+        }
+        for i in pre {
+            if g.nodes[i].name == "func.call" {
+                if let Some(c) = callee(g.op(m, i)).and_then(|c| g.funcs.get(&c).copied()) {
+                    if !g.nodes[c].children.is_empty() && !out.contains(&c) {
+                        out.push(c);
+                    }
+                }
+            }
+        }
+        out
+    };
+    let mut visited: HashSet<OpIdx> = HashSet::new();
+    let mut post: Vec<OpIdx> = Vec::new();
+    fn dfs(
+        f: OpIdx,
+        callees: &dyn Fn(OpIdx) -> Vec<OpIdx>,
+        visited: &mut HashSet<OpIdx>,
+        post: &mut Vec<OpIdx>,
+    ) {
+        if !visited.insert(f) {
+            return;
+        }
+        for c in callees(f) {
+            dfs(c, callees, visited, post);
+        }
+        post.push(f);
+    }
+    for f in funcs {
+        dfs(f, &callees, &mut visited, &mut post);
+    }
+    post
+}
+
+fn is_pure(name: &str) -> bool {
+    purity(name) == Some(false)
+}
+
+/// One `walkOnRegion` of the splitter over region `r` of the op at `path`.
+fn split_region(
+    m: &mut Module,
+    path: Vec<(usize, usize, usize)>,
+    r: usize,
+    func: &str,
+    non_const_named: &mut HashSet<String>,
+    non_const_funcs: &mut HashSet<String>,
+) {
+    // Pre-order list of ops of the region, not entering named computations; keyed by
+    // a stable id (an ordinal we attach as a temporary attribute).
+    let mut counter = 0i128;
+    {
+        let op = op_at_path_mut(m, &path);
+        let Some(region) = op.regions.get_mut(r) else { return };
+        fn mark(ops: &mut [Op], counter: &mut i128) {
+            for o in ops {
+                o.set_attr("__split_id", Attr::Int { value: *counter, ty: "i64".into() });
+                *counter += 1;
+                if o.name == "sdy.named_computation" {
+                    continue;
+                }
+                for r in &mut o.regions {
+                    for b in &mut r.blocks {
+                        mark(&mut b.ops, counter);
+                    }
+                }
+            }
+        }
+        for b in &mut region.blocks {
+            mark(&mut b.ops, &mut counter);
+        }
+    }
+    let id_of = |op: &Op| -> Option<i128> {
+        match op.attr("__split_id") {
+            Some(Attr::Int { value, .. }) => Some(*value),
+            _ => None,
+        }
+    };
+    let mut constant_ops: Vec<i128> = Vec::new();
+    let mut scalar_exp: Vec<i128> = Vec::new();
+    for id in 0..counter {
+        let g = Graph::build(m);
+        let Some(i) = (1..g.nodes.len()).find(|&i| id_of(g.op(m, i)) == Some(id)) else { continue };
+        let n = &g.nodes[i];
+        let name = n.name.clone();
+        if name == "func.func" || name == "sdy.sharding_group" {
+            continue;
+        }
+        let const_of = |v: ValueId| -> bool {
+            match g.def(v) {
+                Some(Def::Result { op, .. }) => {
+                    id_of(g.op(m, op)).is_some_and(|k| constant_ops.contains(&k))
+                }
+                _ => false,
+            }
+        };
+        let preserving = constant_preserving(m, &g, i, non_const_named, non_const_funcs);
+        let is_const_expr = matches!(name.as_str(), "sdy.constant" | "stablehlo.iota")
+            || (preserving && n.operands.iter().all(|&v| const_of(v)));
+        if is_const_expr {
+            constant_ops.push(id);
+            continue;
+        }
+        if !preserving && !is_terminator(&name) {
+            if let Some(nc) = enclosing_named(m, &g, i) {
+                non_const_named.insert(nc);
+            }
+            non_const_funcs.insert(func.to_string());
+        }
+        let scalar_expansion = name == "stablehlo.broadcast_in_dim"
+            && n.operands.first().is_some_and(|&v| is_scalar(m, v));
+        if scalar_expansion {
+            scalar_exp.push(id);
+            continue;
+        }
+        // Clone constant sub-computations used by this op.
+        let operands = n.operands.clone();
+        for (k, v) in operands.into_iter().enumerate() {
+            let g = Graph::build(m);
+            let Some(Def::Result { op: d, .. }) = g.def(v) else { continue };
+            let did = id_of(g.op(m, d));
+            if !did.is_some_and(|x| constant_ops.contains(&x) || scalar_exp.contains(&x)) {
+                continue;
+            }
+            let nv = clone_sub_computation(m, v);
+            let g = Graph::build(m);
+            let Some(user) = (1..g.nodes.len()).find(|&j| id_of(g.op(m, j)) == Some(id)) else {
+                continue;
+            };
+            let user_op = g.op_mut(m, user);
+            // operand k in MLIR order -> written order
+            let written = written_index(user_op, k);
+            if let Some(w) = written {
+                user_op.operands[w] = nv;
+            }
+        }
+    }
+    // Erase the now unused constant ops (scalar expansions first, then constants in
+    // reverse), with their sharding group users.
+    let mut erase_order: Vec<i128> = scalar_exp.clone();
+    erase_order.extend(constant_ops.iter().rev().copied());
+    for id in erase_order {
+        let g = Graph::build(m);
+        let Some(i) = (1..g.nodes.len()).find(|&j| id_of(g.op(m, j)) == Some(id)) else { continue };
+        let users: Vec<OpIdx> =
+            g.nodes[i].results.iter().flat_map(|&r| g.live_uses(r).map(|(u, _)| u)).collect();
+        if users.iter().any(|&u| g.nodes[u].name != "sdy.sharding_group") {
+            continue;
+        }
+        let mut paths: Vec<Vec<(usize, usize, usize)>> =
+            users.iter().map(|&u| g.nodes[u].path.clone()).collect();
+        paths.push(g.nodes[i].path.clone());
+        paths.sort();
+        paths.dedup();
+        for p in paths.into_iter().rev() {
+            let (last, parent) = p.split_last().expect("non-root");
+            op_at_path_mut(m, parent).regions[last.0].blocks[last.1].ops.remove(last.2);
+        }
+    }
+    m.top.walk_mut(&mut |op: &mut Op| {
+        op.remove_attr("__split_id");
+    });
+}
+
+/// The written index of the `k`-th operand in MLIR's order.
+fn written_index(op: &Op, k: usize) -> Option<usize> {
+    let n = op.operands.len();
+    if op.name == "stablehlo.reduce"
+        && matches!(op.syntax, Syntax::Custom(_))
+        && n.is_multiple_of(2)
+    {
+        let half = n / 2;
+        Some(if k < half { 2 * k } else { 2 * (k - half) + 1 })
+    } else {
+        (k < n).then_some(k)
+    }
+}
+
+fn enclosing_named(m: &Module, g: &Graph, mut i: OpIdx) -> Option<String> {
+    while let Some(p) = g.nodes[i].parent {
+        if g.nodes[p].name == "sdy.named_computation" {
+            return str_attr(g.op(m, p).prop("name"));
+        }
+        i = p;
+    }
+    None
+}
+
+fn constant_preserving(
+    m: &Module,
+    g: &Graph,
+    i: OpIdx,
+    non_const_named: &HashSet<String>,
+    non_const_funcs: &HashSet<String>,
+) -> bool {
+    let n = &g.nodes[i];
+    match n.name.as_str() {
+        "func.call" => {
+            let c = callee(g.op(m, i));
+            let orig = c
+                .and_then(|c| g.funcs.get(&c).copied())
+                .and_then(|f| original_func_name(g.op(m, f)));
+            return !orig.is_some_and(|o| non_const_funcs.contains(&o));
+        }
+        "sdy.named_computation" => {
+            return !str_attr(g.op(m, i).prop("name"))
+                .is_some_and(|x| non_const_named.contains(&x));
+        }
+        _ => {}
+    }
+    if !is_pure(&n.name) {
+        return false;
+    }
+    if matches!(
+        n.name.as_str(),
+        "stablehlo.broadcast_in_dim" | "stablehlo.reshape" | "stablehlo.slice"
+    ) {
+        return true;
+    }
+    let o = n.operands.first().map(|&v| g.ty(m, v));
+    let r = n.results.first().map(|&v| g.ty(m, v));
+    is_elementwise_op(&n.name, o.as_ref(), r.as_ref())
+}
+
+/// Clones the sub-computation defining `v` (not cloning scalars) right before each
+/// original op; returns the clone of `v`.
+fn clone_sub_computation(m: &mut Module, v: ValueId) -> ValueId {
+    if is_scalar(m, v) {
+        return v;
+    }
+    let mut map: HashMap<ValueId, ValueId> = HashMap::new();
+    clone_rec(m, v, &mut map);
+    *map.get(&v).unwrap_or(&v)
+}
+
+fn clone_rec(m: &mut Module, v: ValueId, map: &mut HashMap<ValueId, ValueId>) {
+    if is_scalar(m, v) || map.contains_key(&v) {
+        return;
+    }
+    let g = Graph::build(m);
+    let Some(Def::Result { op: d, .. }) = g.def(v) else { return };
+    for &o in &g.nodes[d].operands.clone() {
+        if matches!(g.def(o), Some(Def::Result { .. })) {
+            clone_rec(m, o, map);
+        }
+    }
+    let g = Graph::build(m);
+    let Some(Def::Result { op: d, .. }) = g.def(v) else { return };
+    let original = g.op(m, d).clone();
+    let mut cloned = clone_op(m, &original, map);
+    cloned.remove_attr("__split_id");
+    let path = g.nodes[d].path.clone();
+    let (last, parent) = path.split_last().expect("non-root");
+    let mut at = last.2;
+    op_at_path_mut(m, parent).regions[last.0].blocks[last.1].ops.insert(at, cloned);
+    at += 1;
+    // Clone the sharding group users of `v` right before the original op too.
+    let g = Graph::build(m);
+    let users: Vec<OpIdx> = g
+        .live_uses(v)
+        .map(|(u, _)| u)
+        .filter(|&u| g.nodes[u].name == "sdy.sharding_group")
+        .collect();
+    for u in users {
+        let group = g.op(m, u).clone();
+        let mut c = clone_op(m, &group, map);
+        c.remove_attr("__split_id");
+        op_at_path_mut(m, parent).regions[last.0].blocks[last.1].ops.insert(at, c);
+        at += 1;
+    }
+}
+
+/// `sdy-import-func-calls` is in `calls.rs`; this re-exports data-flow edges for it.
+pub fn add_edges(m: &mut Module) {
+    add_data_flow_edges(m);
+}
+
+/// `sdy-sharding-group-import`. Returns an error (origin of the op, message).
+pub fn sharding_group_import(m: &mut Module) -> Result<(), (Option<u32>, String)> {
+    let g = Graph::build(m);
+    let mut tensor_groups: Vec<(ValueId, Vec<OpIdx>)> = Vec::new();
+    let mut group_manual: HashMap<i64, Option<OpIdx>> = HashMap::new();
+    let mut group_shape: HashMap<i64, ValueType> = HashMap::new();
+    let group_id = |i: OpIdx| -> i64 {
+        match g.op(m, i).prop("group_id") {
+            Some(Attr::Int { value, .. }) => *value as i64,
+            _ => 0,
+        }
+    };
+    for i in post_order(&g) {
+        if g.nodes[i].name != "sdy.sharding_group" {
+            continue;
+        }
+        let input = g.nodes[i].operands[0];
+        match tensor_groups.iter_mut().find(|(v, _)| *v == input) {
+            Some((_, l)) => l.push(i),
+            None => tensor_groups.push((input, vec![i])),
+        }
+        let id = group_id(i);
+        let mut p = g.nodes[i].parent;
+        let mut manual = None;
+        while let Some(x) = p {
+            if g.nodes[x].name == "sdy.manual_computation" {
+                manual = Some(x);
+                break;
+            }
+            p = g.nodes[x].parent;
+        }
+        match group_manual.get(&id) {
+            Some(&prev) if prev != manual => {
+                return Err((g.nodes[i].origin, format!("ShardingGroupOps values cannot cross ManualComputationOp boundaries for groupId: {id}")));
+            }
+            Some(_) => {}
+            None => {
+                group_manual.insert(id, manual);
+            }
+        }
+        let shape = g.ty(m, input);
+        match group_shape.get(&id) {
+            Some(prev) if *prev != shape => {
+                return Err((
+                    g.nodes[i].origin,
+                    format!("ShardingGroupOps values must have the same shape for groupId: {id}"),
+                ));
+            }
+            Some(_) => {}
+            None => {
+                group_shape.insert(id, shape);
+            }
+        }
+    }
+    if tensor_groups.is_empty() {
+        return Ok(());
+    }
+    // Union-find over group ids.
+    let mut parent: HashMap<i64, i64> = HashMap::new();
+    fn find(p: &mut HashMap<i64, i64>, x: i64) -> i64 {
+        let mut r = x;
+        while let Some(&q) = p.get(&r) {
+            if q == r {
+                break;
+            }
+            r = q;
+        }
+        p.insert(x, r);
+        r
+    }
+    for (_, ops) in &tensor_groups {
+        let canon = group_id(ops[0]);
+        parent.entry(canon).or_insert(canon);
+        for &o in ops {
+            let id = group_id(o);
+            parent.entry(id).or_insert(id);
+            let (a, b) = (find(&mut parent, canon), find(&mut parent, id));
+            let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+            parent.insert(hi, lo);
+        }
+    }
+    let mut leaders: Vec<i64> = parent.keys().copied().collect::<Vec<_>>();
+    leaders.sort_unstable();
+    let mut reindex: HashMap<i64, i64> = HashMap::new();
+    let mut next = 0;
+    for &l in &leaders {
+        if find(&mut parent, l) == l {
+            reindex.insert(l, next);
+            next += 1;
+        }
+    }
+    let mut new_ids: Vec<(OpIdx, i64)> = Vec::new();
+    let mut per_group: HashMap<i64, Vec<(OpIdx, ValueId)>> = HashMap::new();
+    for (v, ops) in &tensor_groups {
+        for &o in ops {
+            let leader = find(&mut parent, group_id(o));
+            let id = reindex[&leader];
+            new_ids.push((o, id));
+            per_group.entry(id).or_default().push((o, *v));
+        }
+    }
+    let mut erase: Vec<OpIdx> = Vec::new();
+    for ops in per_group.values() {
+        let mut seen = HashSet::new();
+        for &(o, v) in ops {
+            if !seen.insert(v) {
+                erase.push(o);
+            }
+        }
+    }
+    for (o, id) in new_ids {
+        g.op_mut(m, o).set_prop("group_id", Attr::Int { value: id as i128, ty: "i64".into() });
+    }
+    let mut paths: Vec<Vec<(usize, usize, usize)>> =
+        erase.iter().map(|&o| g.nodes[o].path.clone()).collect();
+    paths.sort();
+    for p in paths.into_iter().rev() {
+        let (last, par) = p.split_last().expect("non-root");
+        op_at_path_mut(m, par).regions[last.0].blocks[last.1].ops.remove(last.2);
+    }
+    Ok(())
+}

@@ -1,0 +1,88 @@
+//! `-sdy-propagation-pipeline`: the import passes, user-priority propagation and the
+//! export passes, in the order Shardy's registered pipeline runs them
+//! (`PassManager.parse("builtin.module(sdy-propagation-pipeline)")`).
+
+pub mod calls;
+pub mod export;
+pub mod import;
+
+use super::driver::{Failure, Warning};
+use super::{constraints, edges, run_strategy, Level, Options, Outcome};
+use crate::model::Model;
+use crate::print::ir::Module;
+
+/// Runs the pipeline on `m`.
+pub fn run_pipeline(m: &mut Module, model: &Model, src: &str, dedup_fully: bool) -> Outcome {
+    let mut warnings: Vec<Warning> = Vec::new();
+    let fail = |at: Option<u32>, message: String, warnings: Vec<Warning>| Outcome {
+        warnings,
+        failure: Some(Failure { at: loc_of(model, at), origin: at, message }),
+    };
+    import::symbol_dce(m);
+    import::lift_inlined_meshes(m);
+    import::remove_size_one_axes(m);
+    import::propagate_sharding_from_func_to_call(m);
+    import::constant_or_scalar_splitter(m);
+    import::symbol_dce(m);
+    if let Err((at, msg)) = import::manual_axes_cleanup(m) {
+        return fail(at, msg, warnings);
+    }
+    edges::add_data_flow_edges(m);
+    if !dedup_fully {
+        calls::flatten_call_graph(m);
+        import::symbol_dce(m);
+        for (at, msg) in calls::import_func_calls(m) {
+            warnings.push(Warning {
+                once_key: Some("import-func-calls/multiple-calls"),
+                at: loc_of(model, at),
+                origin: at,
+                message: msg,
+            });
+        }
+        import::symbol_dce(m);
+        constraints::apply_sharding_constraints(m);
+        if let Err((at, msg)) = import::sharding_group_import(m) {
+            return fail(at, msg, warnings);
+        }
+    } else {
+        constraints::apply_sharding_constraints(m);
+        if let Err((at, msg)) = import::sharding_group_import(m) {
+            return fail(at, msg, warnings);
+        }
+        calls::add_func_data_flow_edges(m);
+    }
+    calls::pre_order_funcs(m);
+    let mut opts = Options::new(Level::UserPriority);
+    opts.keep_sharding_rules = true;
+    let out = run_strategy(m, model, src, &opts);
+    warnings.extend(out.warnings);
+    if let Some(f) = out.failure {
+        return Outcome { warnings, failure: Some(f) };
+    }
+    if !dedup_fully {
+        calls::export_named_computations(m);
+        calls::propagate_to_func_results(m);
+    } else {
+        calls::propagate_to_func_results(m);
+        calls::sink_func_data_flow_edges(m);
+    }
+    calls::unflatten_call_graph(m, dedup_fully);
+    import::symbol_dce(m);
+    calls::insert_func_call_reshards(m);
+    export::constant_or_scalar_merger(m);
+    edges::sink_data_flow_edges(m, false, false);
+    export::remove_sharding_groups(m);
+    export::sharding_constraint_to_reshard(m);
+    export::update_non_divisible_io(m);
+    export::remove_sub_axes_in_io(m);
+    export::close_shardings(m);
+    export::insert_explicit_reshards(m);
+    export::canonicalize(m);
+    export::drop_sharding_rules(m);
+    Outcome { warnings, failure: None }
+}
+
+fn loc_of(model: &Model, origin: Option<u32>) -> u32 {
+    let Some(o) = origin else { return 0 };
+    model.ops.iter().find(|op| op.start == o).map_or(o, |op| op.loc())
+}

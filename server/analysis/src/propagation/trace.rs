@@ -1,0 +1,41 @@
+//! Hooks into the driver: every propagation step that changed a sharding, with the op,
+//! its tensors and the factor shardings before and after (what the debug options and
+//! the editor API are built on).
+
+use super::graph::{Graph, OpIdx};
+use super::projection::Projection;
+use crate::print::ir::{Module, ValueId};
+use crate::print::sdy::{Mesh, TensorSharding};
+use crate::rules::OpShardingRule;
+
+/// One propagation step through `op` that changed at least one sharding (Shardy's
+/// `SourceShardingAction` with `anyUpdated`).
+pub struct Step<'e> {
+    pub graph: &'e Graph,
+    pub module: &'e Module,
+    /// The op propagated through (the function for its results, the edge op for
+    /// data-flow edges).
+    pub op: OpIdx,
+    /// The values of the step's operands and results (a function result is its
+    /// returned value; a data-flow edge's result holds its targets' sharding).
+    pub operands: &'e [ValueId],
+    pub results: &'e [ValueId],
+    /// Whether the results are function results (`op` is the function).
+    pub func_results: bool,
+    /// The shardings before the step, per operand then per result.
+    pub old: &'e [Option<TensorSharding>],
+    /// The shardings written by the step (`None`: unchanged).
+    pub new: &'e [Option<TensorSharding>],
+    pub before: &'e Projection,
+    pub after: &'e Projection,
+    pub rule: &'e OpShardingRule,
+    pub mesh: &'e Mesh,
+}
+
+pub trait Tracer {
+    /// Recovers the concrete tracer after the run.
+    fn as_any(self: Box<Self>) -> Box<dyn std::any::Any>;
+    fn step(&mut self, s: &Step<'_>);
+    /// `to` got `from`'s new sharding because they are in one sharding group.
+    fn group_sync(&mut self, _g: &Graph, _from: ValueId, _to: ValueId, _s: &TensorSharding) {}
+}
