@@ -217,6 +217,11 @@ SCENARIOS = {
     "data_flow": ["sharding", "dfe_two_uses", "dfe_sdy_input", "dfe_dynamic",
                   "barrier_both", "barrier_unranked_type"],
     "group": ["group_unranked"],
+    "edges": ["edge_negative_step", "edge_dup_step", "edge_same_target", "edge_dup_target",
+              "edge_operand_range", "edge_result_range", "edge_no_sharding",
+              "edge_unknown_axis", "edge_wrong_attr", "edge_result_not_array"],
+    "types": ["sharding", "token_dims", "token_replicated", "tuple_two", "unranked"],
+    "generic": ["sharding", "generic_not_sharding_attr"],
 }
 
 # Scenario weights for picking (sharding-heavy, like real errors).
@@ -225,6 +230,7 @@ WEIGHTS = {
     "named": 2, "all_gather": 2, "all_slice": 1, "all_reduce": 2, "all_to_all": 2,
     "collective_permute": 1, "reduce_scatter": 1, "sharded_to_unreduced": 1,
     "replicated_to_unreduced": 1, "rule": 3, "mesh": 2, "data_flow": 2, "group": 1,
+    "edges": 2, "types": 2, "generic": 2,
 }
 
 
@@ -1603,6 +1609,102 @@ class Generator:
             self.args[-1][1] = f"tensor<*x{v['type'].elem}>"
             name, ty_text = w["name"], self.args[-1][1]
         body.emit(f"sdy.sharding_group {name} group_id={self.rng.randint(0, 40)} : {ty_text}")
+
+    # ---- propagation edges (debug attributes) --------------------------------------
+
+    def sc_edges(self, body):
+        f = self.fault
+        ref, mesh = self.main_mesh()
+        v = self.value(body)
+        ty = v["type"]
+        s = self.valid_sharding(ref, mesh, ty, dims_only=True)
+        axis = self.pick(mesh.names())
+        step = self.rng.randint(0, 40)
+
+        def edge(ax, src, tgts, step=step):
+            targets = ", ".join(tgts)
+            return f'{{step-{step} = [{{"{ax}" = {src} -> [{targets}]}}]}}'
+
+        edges = [edge(axis, "operand-0", ["result-0"])]
+        if self.chance(0.5):
+            edges.append(edge(axis, "result-0", ["operand-1"], step + 1))
+        if f == "edge_negative_step":
+            edges[0] = edge(axis, "operand-0", ["result-0"], -self.rng.randint(1, 5))
+        elif f == "edge_dup_step":
+            edges.append(edge(axis, "operand-1", ["result-0"], step))
+        elif f == "edge_same_target":
+            edges[0] = edge(axis, "operand-0", ["operand-0"])
+        elif f == "edge_dup_target":
+            edges[0] = edge(axis, "result-0", ["operand-0", "operand-0"])
+        elif f == "edge_operand_range":
+            edges[0] = edge(axis, "result-0", ["operand-" + str(self.pick([2, 3, 7]))])
+        elif f == "edge_result_range":
+            edges[0] = edge(axis, "operand-0", ["result-" + str(self.pick([1, 2]))])
+        elif f == "edge_unknown_axis":
+            edges[0] = edge(self.pick([n for n in AXIS_NAMES if n not in mesh.names()]),
+                            "operand-0", ["result-0"])
+        attr = "#sdy.propagation_edges<[" + ", ".join(edges) + "]>"
+        if f == "edge_wrong_attr":
+            attr = self.pick([s.attr(), "[" + attr + "]", '"edges"'])
+        name = "sdy.propagation_edges"
+        if f == "edge_result_not_array":
+            name = self.pick(["sdy.result_propagation_edges", "sdy.block_arg_propagation_edges"])
+        elif self.chance(0.2) and f is None:
+            name = "sdy.result_propagation_edges"
+            attr = "[" + attr + "]"
+        sharding = "" if f == "edge_no_sharding" else f", sdy.sharding = {per_value([s])}"
+        r = body.add_value(ty, None if f == "edge_no_sharding" else s)
+        a = body.use(v)
+        body.emit(f"{r['name']} = stablehlo.add {a}, {a} {{{name} = {attr}{sharding}}} : "
+                  f"{ty.text()}")
+
+    # ---- shardings of non-tensor and unranked types --------------------------------
+
+    def sc_types(self, body):
+        f = self.fault
+        ref, mesh = self.main_mesh()
+        kind = {"token_dims": "token", "token_replicated": "token", "tuple_two": "tuple",
+                "unranked": "unranked"}.get(f, self.pick(["token", "tuple", "dynamic"]))
+        inner = self.random_type()
+        if kind == "token":
+            ty_text, s = TOKEN, Sharding(ref, [])
+            if f == "token_dims":
+                s.dims = [Dim()]
+            elif f == "token_replicated":
+                s.replicated = [AxisRef(mesh.names()[0])]
+        elif kind == "tuple":
+            ty_text = f"tuple<{inner.text()}>"
+            s = self.valid_sharding(ref, mesh, inner)
+            if f == "tuple_two":
+                ty_text = f"tuple<{inner.text()}, {inner.text()}>"
+        elif kind == "unranked":
+            ty_text, s = f"tensor<*x{inner.elem}>", Sharding(ref, [Dim()])
+        else:
+            shape = tuple(None if self.chance(0.5) else d for d in inner.shape)
+            dyn = TType(shape, inner.elem)
+            ty_text = dyn.text()
+            s = self.valid_sharding(ref, mesh, dyn)
+            if (f or "").startswith("sharding:"):
+                self.take_sharding_fault(s, mesh, dyn)
+        name = self.fresh_arg()
+        self.args.append([name, ty_text, s])
+
+    # ---- sdy ops in generic form ------------------------------------------------------
+
+    def sc_generic(self, body):
+        f = self.fault
+        v = self.value(body)
+        ty = v["type"]
+        ref, mesh = self.pick(list(self.meshes.items()))
+        s = self.valid_sharding(ref, mesh, ty, avoid=body.manual, allow_unreduced=False)
+        self.take_sharding_fault(s, mesh, ty, body.manual)
+        op = self.pick(["sdy.sharding_constraint", "sdy.reshard"])
+        attr = s.attr()
+        if f == "generic_not_sharding_attr":
+            attr = self.pick([per_value([s]), '"x"', "1 : i64"])
+        r = body.add_value(ty, s, "sdy")
+        body.emit(f'{r["name"]} = "{op}"({body.use(v)}) <{{sharding = {attr}}}> : '
+                  f"({ty.text()}) -> {ty.text()}")
 
 
 def sort_merge(mesh, refs):

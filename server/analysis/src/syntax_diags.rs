@@ -12,6 +12,9 @@ pub fn syntax_diagnostics(chunk: &Chunk) -> Vec<Diagnostic> {
 
 fn collect(children: &[Child], base: u32, out: &mut Vec<Diagnostic>) {
     for c in children {
+        if c.op.errors.is_empty() && c.op.regions.is_empty() {
+            continue; // the common case: nothing to report, nothing nested
+        }
         let start = base + c.offset;
         // A failure is a first error plus its chained lines; failures of an op and of
         // its nested ops are ordered by where they start, chains kept together.

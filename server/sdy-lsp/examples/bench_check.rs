@@ -74,6 +74,13 @@ fn main() {
         mb / ours.as_secs_f64(),
         errors / (runs + 1)
     );
+    if let Some(process) = process_time(&path, &text, split, runs) {
+        println!(
+            "sdy-lsp check (process):  {:>8.1} ms  (median of {runs}: the binary beside this \
+             example on the file, reading and exit included)",
+            ms(process)
+        );
+    }
     if phases {
         print_phases(&text, split, runs);
     }
@@ -203,6 +210,39 @@ fn rss_mb() -> f64 {
         .find_map(|l| l.strip_prefix("VmRSS:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// Median wall time of the `sdy-lsp check` process (built beside this example) on the
+/// file, when the binary is there.
+fn process_time(path: &str, text: &str, split: bool, runs: usize) -> Option<Duration> {
+    let exe = std::env::current_exe().ok()?;
+    let bin = exe.parent()?.parent()?.join(format!("sdy-lsp{}", std::env::consts::EXE_SUFFIX));
+    if !bin.exists() {
+        return None;
+    }
+    // A compressed file is decompressed once to a temporary file.
+    let tmp = std::env::temp_dir().join(format!("bench_check_proc_{}.mlir", std::process::id()));
+    let file = if path.ends_with(".gz") {
+        std::fs::write(&tmp, text).ok()?;
+        tmp.clone()
+    } else {
+        PathBuf::from(path)
+    };
+    let mut cmd = Command::new(&bin);
+    cmd.arg("check").arg(&file).stdout(std::process::Stdio::null());
+    if split {
+        cmd.arg("--split-input-file");
+    }
+    let _ = cmd.status(); // warm-up (page cache)
+    let times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            let _ = cmd.status();
+            start.elapsed()
+        })
+        .collect();
+    let _ = std::fs::remove_file(&tmp);
+    Some(median(&times))
 }
 
 /// Median time of the real Shardy's `ir.Module.parse(text)` in the oracle venv.

@@ -104,6 +104,9 @@ pub struct Model {
     pub funcs: HashMap<String, OpId>,
     /// Uses of undefined SSA names: (using op, operand index, name span).
     pub undefined_uses: Vec<Use>,
+    /// Uses of names defined only later outside their scope (MLIR's parser resolves such
+    /// forward references by the next definition of the name, even in another region).
+    pub forward_references: Vec<Use>,
     /// Names defined again while an earlier definition is in scope (MLIR's parser
     /// rejects them): (the new value, the value it shadows), in source order.
     pub redefinitions: Vec<(ValueId, ValueId)>,
@@ -120,7 +123,12 @@ impl Model {
         // no memory (the pages of a big table are only mapped when written).
         let estimate = chunk.span.len() as usize / 64 + 8;
         let (ops, values) = (estimate, estimate);
-        let mut b = Builder { m: Model::default(), names: Names::default(), pending: Vec::new() };
+        let mut b = Builder {
+            m: Model::default(),
+            names: Names::default(),
+            pending: Vec::new(),
+            deferred: Vec::new(),
+        };
         b.m.ops.reserve_exact(ops);
         b.m.values.reserve_exact(values);
         let mut top = Vec::new();
@@ -139,6 +147,9 @@ impl Model {
         }
         for &(id, node, start) in &top {
             b.resolve_operands(id, node, start);
+        }
+        b.resolve_deferred(0);
+        for &(id, node, start) in &top {
             b.walk_regions(id, node, start);
         }
         b.resolve_forward();
@@ -187,12 +198,29 @@ impl Model {
         written_operand_type(&info.node, index)
     }
 
+    /// Where MLIR's parser resolves the operands of `op`: after the types written for
+    /// them (the signature, which some ops write before their regions), else at the end.
+    pub fn use_time(&self, op: OpId) -> u32 {
+        let info = self.op(op);
+        match info.node.sig.span {
+            Some(sig) => info.start + sig.end,
+            None => info.span().end,
+        }
+    }
+
     /// Where MLIR's parser defines `v`: at the end of its op for a result (after the
-    /// op's operands are resolved), at the name for a block argument.
+    /// op's operands are resolved), where its region starts for a block argument (also
+    /// when the op writes its arguments before, as `stablehlo.while` and functions do).
     pub fn def_time(&self, v: ValueId) -> u32 {
         match self.value(v).def {
             ValueDef::Result { op, .. } => self.op(op).span().end,
-            ValueDef::BlockArg { .. } => self.value(v).span.start,
+            ValueDef::BlockArg { op, region, .. } => {
+                let info = self.op(op);
+                match info.node.regions.get(region as usize) {
+                    Some(r) => info.start + r.span.start,
+                    None => self.value(v).span.start,
+                }
+            }
         }
     }
 
@@ -309,8 +337,11 @@ pub fn written_result_type(op: &Op, index: usize) -> Option<&Type> {
 struct Builder<'a> {
     m: Model,
     names: Names<'a>,
-    /// Ops of the regions being walked (a stack shared by the recursion).
+    /// Ops with regions of the regions being walked (a stack shared by the recursion).
     pending: Vec<(OpId, &'a Op, u32)>,
+    /// Operands whose names were not in scope where their op was read: resolved when
+    /// their region is complete (forward references), else undefined.
+    deferred: Vec<(&'a str, u32, Use)>,
 }
 
 /// The SSA names in scope: a stack of per-region scopes searched innermost first, kept
@@ -466,7 +497,7 @@ impl<'a> Builder<'a> {
         }
         let mut still_undefined = Vec::new();
         for (u, (name, index)) in std::mem::take(&mut m.undefined_uses).into_iter().zip(&wanted) {
-            let at = m.ops[u.op as usize].span().end;
+            let at = m.use_time(u.op);
             let def = defs
                 .get(name.as_str())
                 .and_then(|d| d.iter().filter(|(t, _)| *t >= at).min_by_key(|(t, _)| *t))
@@ -475,6 +506,7 @@ impl<'a> Builder<'a> {
                 Some(v) => {
                     m.values[v as usize].uses.push(u);
                     m.ops[u.op as usize].operands[u.operand as usize] = Some(v);
+                    m.forward_references.push(u);
                 }
                 None => still_undefined.push(u),
             }
@@ -534,6 +566,8 @@ impl<'a> Builder<'a> {
         self.m.ops[id as usize].results = results;
     }
 
+    /// Resolves the op's operands against the names defined so far; the others wait
+    /// for the end of the region (`resolve_deferred`).
     fn resolve_operands(&mut self, id: OpId, node: &'a Op, start: u32) {
         let mut operands = SmallVec::with_capacity(node.operands.len());
         for (i, r) in node.operands.iter().enumerate() {
@@ -549,13 +583,29 @@ impl<'a> Builder<'a> {
                     operands.push(Some(v));
                 }
                 None => {
-                    // Maybe a forward reference to a name defined later (see `resolve_forward`).
-                    self.m.undefined_uses.push(u);
+                    self.deferred.push((&r.name, r.index.unwrap_or(0), u));
                     operands.push(None);
                 }
             }
         }
         self.m.ops[id as usize].operands = operands;
+    }
+
+    /// The operands deferred since `base`, with every name of their region defined:
+    /// forward references within the region, or undefined (for now: see
+    /// `resolve_forward`).
+    fn resolve_deferred(&mut self, base: usize) {
+        for k in base..self.deferred.len() {
+            let (name, index, u) = self.deferred[k];
+            match self.names.get(name).and_then(|first| self.result_at(first, index)) {
+                Some(v) => {
+                    self.m.values[v as usize].uses.push(u);
+                    self.m.ops[u.op as usize].operands[u.operand as usize] = Some(v);
+                }
+                None => self.m.undefined_uses.push(u),
+            }
+        }
+        self.deferred.truncate(base);
     }
 
     /// The value `#idx` of the group whose first value is `first`.
@@ -610,9 +660,13 @@ impl<'a> Builder<'a> {
                 }
             }
             all_args.push(region_args);
-            // All results of the region first (forward references within a region are
-            // legal in MLIR's parser), then operands and nested regions.
+            // One pass over the ops, as MLIR's parser reads them (each node is read
+            // once while it is in cache): operands against the names defined so far,
+            // then results. Names used before their definition in the region are
+            // resolved at its end (forward references are legal in MLIR's parser);
+            // nested regions come after that, seeing every name of this region.
             let base = self.pending.len();
+            let deferred = self.deferred.len();
             for block in &region.blocks {
                 for c in &block.ops {
                     if c.op.kind != StmtKind::Op {
@@ -620,14 +674,17 @@ impl<'a> Builder<'a> {
                     }
                     let child_start = start + c.offset;
                     let child = self.add_op(&c.op, child_start, Some(id), ri as u32);
+                    self.resolve_operands(child, &c.op, child_start);
                     self.define_results(child, &c.op, child_start);
-                    self.pending.push((child, &c.op, child_start));
+                    if !c.op.regions.is_empty() {
+                        self.pending.push((child, &c.op, child_start));
+                    }
                 }
             }
+            self.resolve_deferred(deferred);
             let end = self.pending.len();
             for k in base..end {
                 let (child, child_node, child_start) = self.pending[k];
-                self.resolve_operands(child, child_node, child_start);
                 self.walk_regions(child, child_node, child_start);
             }
             self.pending.truncate(base);

@@ -82,6 +82,19 @@ pub struct Driver<'a> {
     current: Option<OpIdx>,
     pub warnings: Vec<Warning>,
     pub tracer: Option<Box<dyn Tracer>>,
+    /// The propagation phase now running (reported to the tracer).
+    pub phase: Phase,
+}
+
+/// Where in the strategy hierarchy the driver is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Phase {
+    /// The user priority being propagated (0 for the first round).
+    pub user_priority: i64,
+    /// The op-priority level (`None` outside op-priority propagation).
+    pub op_level: Option<usize>,
+    /// Whether this run uses the aggressive factor strategy.
+    pub aggressive: bool,
 }
 
 impl<'a> Driver<'a> {
@@ -109,6 +122,7 @@ impl<'a> Driver<'a> {
             current: None,
             warnings: Vec::new(),
             tracer: None,
+            phase: Phase::default(),
         };
         d.build_groups();
         d
@@ -247,7 +261,7 @@ impl<'a> Driver<'a> {
 
     /// Removes the ops erased as dead from the module (call last: paths change).
     pub fn remove_erased(&mut self) {
-        let mut paths: Vec<Vec<(usize, usize, usize)>> = (0..self.g.nodes.len())
+        let mut paths: Vec<Path> = (0..self.g.nodes.len())
             .filter(|&i| {
                 self.g.erased[i] && self.g.nodes[i].parent.is_some_and(|p| !self.g.erased[p])
             })
@@ -421,37 +435,50 @@ impl<'a> Driver<'a> {
     }
 
     fn erase(&mut self, i: OpIdx) {
-        // Defining ops of operands left with at most one other user are revisited.
-        let mut revisit = Vec::new();
-        for &v in &self.g.nodes[i].operands {
-            let Some(Def::Result { op: d, .. }) = self.g.def(v) else { continue };
-            let others: HashSet<OpIdx> =
-                self.g.live_uses(v).map(|(u, _)| u).filter(|&u| u != i).collect();
-            if others.len() <= 1 {
-                revisit.push(d);
+        // Nested ops first (post-order), like MLIR's `eraseOp`: the defining op of an
+        // operand left with at most one other user is revisited.
+        let mut order = Vec::new();
+        fn post(g: &Graph, i: OpIdx, out: &mut Vec<OpIdx>) {
+            for r in &g.nodes[i].children {
+                for b in r {
+                    for &c in b {
+                        post(g, c, out);
+                    }
+                }
             }
+            out.push(i);
         }
-        self.mark_erased(i);
+        post(&self.g, i, &mut order);
+        let mut revisit = Vec::new();
+        for x in order {
+            if self.g.erased[x] {
+                continue;
+            }
+            for &v in &self.g.nodes[x].operands {
+                let Some(Def::Result { op: d, .. }) = self.g.def(v) else { continue };
+                let others: HashSet<OpIdx> =
+                    self.g.live_uses(v).map(|(u, _)| u).filter(|&u| u != x).collect();
+                if others.len() <= 1 {
+                    revisit.push(d);
+                }
+            }
+            self.g.erased[x] = true;
+        }
         for d in revisit {
-            self.push(d);
-        }
-    }
-
-    fn mark_erased(&mut self, i: OpIdx) {
-        if self.g.erased[i] {
-            return;
-        }
-        self.g.erased[i] = true;
-        let kids: Vec<OpIdx> =
-            self.g.nodes[i].children.iter().flatten().flatten().copied().collect();
-        for k in kids {
-            self.mark_erased(k);
+            if !self.g.erased[d] {
+                self.push(d);
+            }
         }
     }
 
     /// One run of the driver with factor strategy `strategy` (Shardy's
     /// `BasicPropagationPassImpl::propagate`).
     pub fn propagate(&mut self, strategy: Strategy, dir: DirFn) {
+        self.phase.aggressive = strategy == Strategy::Aggressive;
+        self.phase.op_level = match dir {
+            DirFn::OpPriority(p) => Some(p),
+            DirFn::Any => None,
+        };
         let main = self.g.main_func(self.m);
         if let Some(f) = main {
             self.propagate_func_results(f, strategy);
@@ -767,7 +794,7 @@ impl<'a> Driver<'a> {
             });
         }
         let any = written.iter().any(Option::is_some);
-        if any {
+        {
             if let (Some(before), Some(_)) = (before.as_ref(), self.tracer.as_ref()) {
                 let vals = |slots: &[Slot], d: &Driver<'_>| -> Vec<ValueId> {
                     slots
@@ -801,6 +828,8 @@ impl<'a> Driver<'a> {
                         after: &proj,
                         rule,
                         mesh: &mesh,
+                        changed: any,
+                        phase: self.phase,
                     });
                 }
             }

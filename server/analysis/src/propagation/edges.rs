@@ -59,10 +59,7 @@ pub fn replace_all_uses_except(m: &mut Module, from: ValueId, to: ValueId, excep
 }
 
 /// Where to insert right after `v`'s definition: (parent path, region, block, index).
-pub fn insertion_after(
-    g: &Graph,
-    v: ValueId,
-) -> Option<(Vec<(usize, usize, usize)>, usize, usize, usize)> {
+pub fn insertion_after(g: &Graph, v: ValueId) -> Option<InsertPoint> {
     match g.def(v)? {
         Def::Result { op, .. } => {
             let (last, parent) = g.nodes[op].path.split_last()?;
@@ -176,7 +173,7 @@ pub fn sink_data_flow_edges(m: &mut Module, origins: bool, edges_debug: bool) {
         }
     }
     // Remove the edges: their uses take the edge's input.
-    let mut removals: Vec<(Vec<(usize, usize, usize)>, ValueId, ValueId)> = Vec::new();
+    let mut removals: Vec<(Path, ValueId, ValueId)> = Vec::new();
     for i in g.pre_order() {
         if g.nodes[i].name == "sdy.data_flow_edge" {
             if let (Some(&input), Some(&res)) =

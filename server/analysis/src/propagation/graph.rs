@@ -11,6 +11,12 @@ use std::collections::HashMap;
 
 pub type OpIdx = usize;
 
+/// An op's (region, block, op) steps from the top `builtin.module`.
+pub type Path = Vec<(usize, usize, usize)>;
+
+/// Where to insert: (parent op path, region, block, index).
+pub type InsertPoint = (Path, usize, usize, usize);
+
 /// Where a value is defined.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Def {
@@ -21,7 +27,7 @@ pub enum Def {
 #[derive(Clone, Debug)]
 pub struct Node {
     /// (region, block, op) steps from the top `builtin.module`.
-    pub path: Vec<(usize, usize, usize)>,
+    pub path: Path,
     pub parent: Option<OpIdx>,
     pub name: String,
     pub operands: Vec<ValueId>,
@@ -218,7 +224,7 @@ impl Graph {
         }
     }
 
-    fn visit(&mut self, op: &Op, path: Vec<(usize, usize, usize)>, parent: Option<OpIdx>) -> OpIdx {
+    fn visit(&mut self, op: &Op, path: Path, parent: Option<OpIdx>) -> OpIdx {
         let idx = self.nodes.len();
         self.nodes.push(Node {
             path: path.clone(),

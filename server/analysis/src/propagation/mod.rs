@@ -11,16 +11,13 @@
 //! * [`passes`]: the `opt` passes; [`pipeline`]: `-sdy-propagation-pipeline`.
 //! * [`trace`], [`origins`]: update events, the debug attributes and the editor API.
 
-// The engine keys several bookkeeping tables by plain tuples (factor positions, value
-// pairs); naming each tuple type would add indirection without clarity.
-#![allow(clippy::type_complexity)]
-
 pub mod axis;
 pub mod constraints;
 pub mod driver;
 pub mod edges;
 pub mod factor;
 pub mod graph;
+pub mod inference;
 pub mod irutil;
 pub mod ops;
 pub mod origins;
@@ -115,9 +112,11 @@ pub fn propagate_with(d: &mut Driver<'_>, opts: &Options) {
         Level::OpPriority => run_op_priority(d, opts),
         Level::UserPriority => {
             let refs = priority::initialize(d);
+            d.phase.user_priority = 0;
             run_op_priority(d, opts);
             for (p, r) in refs {
                 priority::update_for_priority(d, &r, p);
+                d.phase.user_priority = p;
                 run_op_priority(d, opts);
             }
         }

@@ -82,7 +82,7 @@ fn try_emplace<T>(m: &mut AxisMap<T>, a: AxisRef, v: T) {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OpKey {
     Result(ValueId),
-    Path(Vec<(usize, usize, usize)>),
+    Path(super::graph::Path),
 }
 
 impl OpKey {
@@ -406,6 +406,9 @@ impl Tracer for Debug {
         self
     }
     fn step(&mut self, s: &Step<'_>) {
+        if !s.changed {
+            return;
+        }
         self.record(
             s.module,
             s.graph,
@@ -471,7 +474,8 @@ fn max_step(m: &Module) -> i64 {
 /// `createPropagationEdges`: `#sdy.propagation_edges<[{step-N = [{"a" = operand-0 -> [result-0]}]}]>`.
 fn propagation_edges_text(map: &AxisMap<Vec<Edge>>) -> Option<String> {
     // axis -> source -> target -> edge with the minimum step.
-    let mut min: Vec<(AxisRef, Vec<(Node, Vec<(Node, Edge)>)>)> = Vec::new();
+    type Targets = Vec<(Node, Edge)>;
+    let mut min: Vec<(AxisRef, Vec<(Node, Targets)>)> = Vec::new();
     for (a, edges) in map {
         let per_axis = match min.iter().position(|(k, _)| k == a) {
             Some(p) => &mut min[p].1,
@@ -499,7 +503,8 @@ fn propagation_edges_text(map: &AxisMap<Vec<Edge>>) -> Option<String> {
         }
     }
     // step -> [(axis, source, targets)]
-    let mut steps: Vec<(i64, Vec<(AxisRef, Node, Vec<Node>)>)> = Vec::new();
+    type Entry = (AxisRef, Node, Vec<Node>);
+    let mut steps: Vec<(i64, Vec<Entry>)> = Vec::new();
     for (a, sources) in &min {
         for (src, targets) in sources {
             for (t, e) in targets {

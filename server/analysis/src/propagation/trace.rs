@@ -2,14 +2,15 @@
 //! its tensors and the factor shardings before and after (what the debug options and
 //! the editor API are built on).
 
+use super::driver::Phase;
 use super::graph::{Graph, OpIdx};
 use super::projection::Projection;
 use crate::print::ir::{Module, ValueId};
 use crate::print::sdy::{Mesh, TensorSharding};
 use crate::rules::OpShardingRule;
 
-/// One propagation step through `op` that changed at least one sharding (Shardy's
-/// `SourceShardingAction` with `anyUpdated`).
+/// One propagation step through `op` (Shardy's `SourceShardingAction`); `changed`
+/// says whether it changed a sharding (`anyUpdated`).
 pub struct Step<'e> {
     pub graph: &'e Graph,
     pub module: &'e Module,
@@ -30,6 +31,8 @@ pub struct Step<'e> {
     pub after: &'e Projection,
     pub rule: &'e OpShardingRule,
     pub mesh: &'e Mesh,
+    pub changed: bool,
+    pub phase: Phase,
 }
 
 pub trait Tracer {

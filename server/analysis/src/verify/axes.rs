@@ -245,7 +245,14 @@ pub fn axis_set_diff(a: &[Ax], b: &[Ax], mesh: &Mesh) -> Vec<Ax> {
             if let Some(prefix) = x.prefix_without_overlap(hit) {
                 out.push(prefix);
             }
-            current = x.suffix_without_overlap(hit, mesh);
+            let rest = x.suffix_without_overlap(hit, mesh);
+            // A sub-axis outside its axis (an invalid sharding, reported on its own)
+            // would never shrink.
+            if rest.as_ref() == Some(&x) {
+                out.push(x);
+                break;
+            }
+            current = rest;
         }
     }
     out

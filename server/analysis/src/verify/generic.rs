@@ -68,6 +68,10 @@ fn comparable(ty: &Type) -> bool {
 
 /// Two types known to differ.
 pub fn differ(a: &Type, b: &Type) -> bool {
+    // Identical spellings share one interned kind.
+    if std::sync::Arc::ptr_eq(&a.kind, &b.kind) {
+        return false;
+    }
     comparable(a) && comparable(b) && !same_type(a, b)
 }
 
@@ -189,8 +193,9 @@ pub fn dominance_failure(cx: &Ctx, root: OpId) -> Option<(OpId, Violation)> {
     let model = cx.model;
     let mut pending = vec![root];
     while let Some(op) = pending.pop() {
-        for region in cx.regions(op) {
-            for &user in &region {
+        // The children come region by region, each in order: MLIR's walk.
+        for &user in cx.children(op) {
+            {
                 let info = model.op(user);
                 for (i, operand) in info.operands.iter().enumerate() {
                     let Some(v) = *operand else { continue };
@@ -229,7 +234,13 @@ fn does_not_dominate(cx: &Ctx, def: OpId, user: OpId) -> Option<&'static str> {
         if info.parent == Some(parent) && info.region == d.region {
             break;
         }
-        at = info.parent?;
+        match info.parent {
+            Some(p) => at = p,
+            // The region of `def` does not enclose the use (a forward reference into a
+            // region).
+            None if model.ancestors(def).any(|a| a == user) => return Some("op in a child region"),
+            None => return Some("op is neither in a parent nor in a child region"),
+        }
     }
     if at == def {
         // Used by itself or inside its own regions.

@@ -44,6 +44,11 @@ pub fn value_type_mismatch(name: &str, written: &str, prior: &str) -> String {
     )
 }
 pub const PRIOR_USE_HERE: &str = "prior use here";
+pub fn invalid_properties(dict: &str, op: &str, name: &str, value: &str) -> String {
+    format!(
+        "invalid properties {dict} for op {op}: Invalid attribute `{name}` in property conversion: {value}"
+    )
+}
 pub fn definition_type_mismatch(name: &str, ty: &str) -> String {
     format!("definition of SSA value '{name}' has type '{ty}'")
 }

@@ -191,6 +191,11 @@ fn exit_checks(cx: &Ctx, id: OpId) -> Result<(), Violation> {
         "sdy.manual_computation" | "sdy.named_computation" => {
             generic::verify_isolated_from_above(cx, id)
         }
+        // A function body sees only its own names, unless a forward reference was
+        // resolved by a later definition (in another function).
+        "func.func" if !cx.model.forward_references.is_empty() => {
+            generic::verify_isolated_from_above(cx, id)
+        }
         _ => Ok(()),
     }
 }

@@ -34,10 +34,12 @@ pub fn check(cx: &Ctx) -> Vec<Diagnostic> {
         }
         for_each_attr(op, |attr, custom| walk_attr(cx, op, attr, custom, &mut out));
         custom_type_kind(op, &mut out);
+        property_kinds(cx, op, &mut out);
         operand_types(cx, id, &mut forward, &mut out);
     }
     forward_uses(cx, forward, &mut out);
     redefinitions(cx, &mut out);
+    arguments_in_use(cx, &mut out);
     out
 }
 
@@ -244,6 +246,65 @@ fn custom_type_kind(op: &OpInfo, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// The sdy attribute kind a property of an sdy op must have, by op and property name.
+fn property_kind(op: &str, name: &str) -> Option<fn(&SdyAttr) -> bool> {
+    let sharding: fn(&SdyAttr) -> bool = |a| matches!(a, SdyAttr::Sharding(_));
+    let per_value: fn(&SdyAttr) -> bool = |a| matches!(a, SdyAttr::PerValue(_));
+    match (op, name) {
+        ("sdy.sharding_constraint" | "sdy.reshard" | "sdy.data_flow_edge", "sharding") => {
+            Some(sharding)
+        }
+        (n, "out_sharding") if is_collective(n) => Some(sharding),
+        ("sdy.manual_computation" | "sdy.named_computation", "in_shardings" | "out_shardings") => {
+            Some(per_value)
+        }
+        _ => None,
+    }
+}
+
+/// Generic-form properties of sdy ops with the wrong kind of attribute: MLIR cannot
+/// convert them when it creates the op.
+fn property_kinds(cx: &Ctx, op: &OpInfo, out: &mut Vec<Diagnostic>) {
+    if !op.node.generic || !op.name().starts_with("sdy.") {
+        return;
+    }
+    let text = |a: &Attr| a.span.shift(op.start).text(cx.src).to_string();
+    for prop in &op.node.inherent {
+        let (Some(is_kind), Some(value)) = (property_kind(op.name(), &prop.name), &prop.value)
+        else {
+            continue;
+        };
+        let ok = match &value.kind {
+            AttrKind::Sdy(s) => is_kind(s),
+            AttrKind::AliasRef(_) => true,
+            _ => false,
+        };
+        if ok {
+            continue;
+        }
+        let mut entries: Vec<(&str, String)> = op
+            .node
+            .inherent
+            .iter()
+            .map(|p| (&*p.name, p.value.as_ref().map_or_else(String::new, text)))
+            .collect();
+        entries.sort_by(|a, b| a.0.cmp(b.0));
+        let dict = entries
+            .iter()
+            .map(|(n, v)| if v.is_empty() { n.to_string() } else { format!("{n} = {v}") })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let m =
+            msg::invalid_properties(&format!("{{{dict}}}"), op.name(), &prop.name, &text(value));
+        let mut d =
+            Diagnostic::error(Span::empty(op.loc()), m, Origin::Parse { first_of_failure: true });
+        d.focus = value.span.shift(op.start);
+        d.stage = Some(Stage::ParseAt(op.span().end));
+        out.push(d);
+        return;
+    }
+}
+
 /// Types whose kind we know for sure (not aliases).
 fn known_kind(ty: &sdy_syntax::tree::Type) -> bool {
     !matches!(&*ty.kind, TypeKind::Alias(_))
@@ -258,8 +319,11 @@ fn types_operands(op: &OpInfo) -> bool {
         || name.starts_with("sdy.")
         || matches!(name, "func.return" | "func.call" | "stablehlo.return")
         || match name.strip_prefix("stablehlo.") {
-            // Not the ops that interleave operands with their init values.
-            Some("reduce" | "reduce_window" | "scatter" | "select_and_scatter") => false,
+            // Not the ops that interleave operands with their init values (but the
+            // pretty `reduce`, mapped by `ReduceOrder`).
+            Some("reduce_window" | "scatter" | "select_and_scatter") => false,
+            // `stablehlo.while(%iterArg = %x, ...) : T, ...`: one type per operand.
+            Some("while") => true,
             Some(n) => op.node.sig.form == SigForm::Function || same_operands_and_result_type(n),
             None => false,
         }
@@ -338,10 +402,13 @@ fn operand_types<'m>(
     if !types_operands(op) {
         return;
     }
-    let at = op.span().end;
+    let at = cx.model.use_time(id);
+    let reduce = reduce_operand_order(op);
     for (i, operand) in op.operands.iter().enumerate() {
         let Some(v) = *operand else { continue };
-        let Some(written) = written_operand_type(&op.node, i) else { continue };
+        let Some(written) = written_operand_type(&op.node, reduce.map_or(i, |n| n.of(i))) else {
+            continue;
+        };
         let use_ref = &op.node.operands[i];
         let use_span = use_ref.span.shift(op.start);
         let name = || match use_ref.index {
@@ -360,6 +427,28 @@ fn operand_types<'m>(
         let m = msg::value_type_mismatch(&name(), &type_string(written), &type_string(def));
         out.push(parse_error_at(at, use_span, m, value.span, msg::PRIOR_USE_HERE.to_string()));
     }
+}
+
+/// The pretty `stablehlo.reduce(%in0 init: %init0), (%in1 init: %init1)` writes its
+/// operands pairwise, its function type inputs first then init values.
+#[derive(Clone, Copy)]
+struct ReduceOrder(usize);
+
+impl ReduceOrder {
+    /// The index in the signature of the `i`-th operand as written.
+    fn of(self, i: usize) -> usize {
+        if i.is_multiple_of(2) {
+            i / 2
+        } else {
+            self.0 + i / 2
+        }
+    }
+}
+
+fn reduce_operand_order(op: &OpInfo) -> Option<ReduceOrder> {
+    let n = op.operands.len();
+    (op.name() == "stablehlo.reduce" && !op.node.generic && n.is_multiple_of(2))
+        .then_some(ReduceOrder(n / 2))
 }
 
 /// A parse error located at `span` that MLIR reports when its parser reaches `at`, with
@@ -420,6 +509,20 @@ fn forward_uses(cx: &Ctx, mut uses: Vec<ForwardUse>, out: &mut Vec<Diagnostic>) 
             first.span,
             note,
         ));
+    }
+}
+
+/// Forward references to block arguments: MLIR rejects the region's arguments as
+/// already in use when the region starts.
+fn arguments_in_use(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+    for u in &cx.model.forward_references {
+        let Some(Some(v)) = cx.model.op(u.op).operands.get(u.operand as usize) else { continue };
+        let value = cx.model.value(*v);
+        if let ValueDef::BlockArg { .. } = value.def {
+            let m = msg::region_argument_in_use(&value.name);
+            let note = msg::PREVIOUSLY_REFERENCED_HERE.to_string();
+            out.push(parse_error_at(cx.model.def_time(*v), value.span, m, u.span, note));
+        }
     }
 }
 

@@ -217,7 +217,10 @@ pub fn erase_manual_axes(s: &TensorSharding, manual: &[String]) -> TensorShardin
 
 /// The sharding of `v` looking through `sdy.propagation_barrier` ops.
 pub fn sharding_through_barriers(model: &Model, mut v: ValueId) -> Option<TensorSharding> {
-    while let ValueDef::Result { op, .. } = model.value(v).def {
+    // At most one step per op: a barrier of its own result (a forward reference, which
+    // MLIR rejects) cannot loop.
+    for _ in 0..model.ops.len() {
+        let ValueDef::Result { op, .. } = model.value(v).def else { break };
         let info = model.op(op);
         if info.name() != "sdy.propagation_barrier" {
             break;

@@ -11,7 +11,7 @@ use crate::print::sdy::TensorSharding;
 use std::collections::{HashMap, HashSet};
 
 /// Paths of the `func.call` ops inside the op at `path`, in post-order.
-fn calls_in(m: &Module, g: &Graph, f: OpIdx) -> Vec<Vec<(usize, usize, usize)>> {
+fn calls_in(m: &Module, g: &Graph, f: OpIdx) -> Vec<Path> {
     let mut out = Vec::new();
     fn go(g: &Graph, i: OpIdx, out: &mut Vec<OpIdx>) {
         for r in &g.nodes[i].children {
@@ -491,7 +491,7 @@ pub fn insert_func_call_reshards(m: &mut Module) {
     let g = Graph::build(m);
     let calls: Vec<ValueId> = Vec::new();
     let _ = calls;
-    let mut list: Vec<Vec<(usize, usize, usize)>> = Vec::new();
+    let mut list: Vec<Path> = Vec::new();
     for i in post_order(&g) {
         if g.nodes[i].name == "func.call" {
             list.push(g.nodes[i].path.clone());
@@ -552,8 +552,7 @@ pub fn add_func_data_flow_edges(m: &mut Module) {
     }
     // Arguments: in order at the start of the entry block; results: in order after
     // the call. Track how many edges went to each insertion point.
-    let mut placed: HashMap<(Vec<(usize, usize, usize)>, usize, usize, usize), usize> =
-        HashMap::new();
+    let mut placed: HashMap<InsertPoint, usize> = HashMap::new();
     for (k, v) in work.into_iter().enumerate() {
         let g = Graph::build(m);
         if g.ty(m, v).static_shape().is_none() {

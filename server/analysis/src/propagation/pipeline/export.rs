@@ -12,60 +12,42 @@ use std::collections::HashMap;
 /// `sdy-constant-or-scalar-merger`: identical constants (and broadcasts of the same
 /// scalar) in the same region with identical attributes are merged.
 pub fn constant_or_scalar_merger(m: &mut Module) {
+    type Key = (
+        Vec<crate::print::attr::NamedAttr>,
+        Vec<crate::print::attr::NamedAttr>,
+        String,
+        Option<ValueId>,
+    );
     loop {
         let g = Graph::build(m);
-        let mut seen_const: Vec<(
-            (Vec<crate::print::attr::NamedAttr>, Vec<crate::print::attr::NamedAttr>, String),
-            (OpIdx, usize, usize),
-        )> = Vec::new();
-        let mut seen_bcast: Vec<(
-            (
-                Vec<crate::print::attr::NamedAttr>,
-                Vec<crate::print::attr::NamedAttr>,
-                String,
-                ValueId,
-            ),
-            (OpIdx, usize, usize),
-        )> = Vec::new();
+        // (key, (parent op, region, block)) -> first op
+        type Seen = ((Key, (OpIdx, usize, usize)), OpIdx);
+        let mut seen: Vec<Seen> = Vec::new();
         let mut merge: Option<(OpIdx, OpIdx)> = None;
         for i in post_order(&g) {
             let n = &g.nodes[i];
             let Some(parent) = n.parent else { continue };
             let Some(&(r, b, _)) = n.path.last() else { continue };
-            let region = (parent, r, b);
             let op = g.op(m, i);
             let ty =
                 n.results.first().map(|&v| m.ty(v).unwrap_or("").to_string()).unwrap_or_default();
-            if matches!(n.name.as_str(), "sdy.constant" | "stablehlo.constant") {
-                let key = (op.props.clone(), op.attrs.clone(), ty);
-                if let Some((_, (first, _, _))) = seen_const
-                    .iter()
-                    .find(|(k, reg)| {
-                        *k == key && reg.0 == region.0 && reg.1 == region.1 && reg.2 == region.2
-                    })
-                    .map(|(k, r)| (k.clone(), (g_first(&g, r), 0, 0)))
-                {
-                    merge = Some((i, first));
-                    break;
-                }
-                seen_const.push((key, (i, r, b)));
-                let _ = region;
+            let key: Key = if matches!(n.name.as_str(), "sdy.constant" | "stablehlo.constant") {
+                (op.props.clone(), op.attrs.clone(), ty, None)
             } else if n.name == "stablehlo.broadcast_in_dim"
                 && n.operands.first().is_some_and(
                     |&v| matches!(g.ty(m, v), ValueType::Ranked(ref d) if d.is_empty()),
                 )
             {
-                let key = (op.props.clone(), op.attrs.clone(), ty, n.operands[0]);
-                if let Some(first) = seen_bcast
-                    .iter()
-                    .find(|(k, reg)| *k == key && same_region(&g, reg.0, parent, r, b))
-                    .map(|(_, reg)| reg.0)
-                {
-                    merge = Some((i, first));
-                    break;
-                }
-                seen_bcast.push((key, (i, r, b)));
+                (op.props.clone(), op.attrs.clone(), ty, Some(n.operands[0]))
+            } else {
+                continue;
+            };
+            let full = (key, (parent, r, b));
+            if let Some((_, first)) = seen.iter().find(|(k, _)| *k == full) {
+                merge = Some((i, *first));
+                break;
             }
+            seen.push((full, i));
         }
         let Some((dup, keep)) = merge else { break };
         let (from, to) = (g.nodes[dup].results.clone(), g.nodes[keep].results.clone());
@@ -76,15 +58,6 @@ pub fn constant_or_scalar_merger(m: &mut Module) {
         let (last, parent) = p.split_last().expect("non-root");
         op_at_path_mut(m, parent).regions[last.0].blocks[last.1].ops.remove(last.2);
     }
-}
-
-fn g_first(_g: &Graph, r: &(OpIdx, usize, usize)) -> OpIdx {
-    r.0
-}
-
-fn same_region(g: &Graph, first: OpIdx, parent: OpIdx, r: usize, b: usize) -> bool {
-    g.nodes[first].parent == Some(parent)
-        && g.nodes[first].path.last().is_some_and(|x| x.0 == r && x.1 == b)
 }
 
 /// `sdy-remove-sharding-groups`.
@@ -474,6 +447,16 @@ pub fn insert_explicit_reshards(m: &mut Module) {
                 all_reduce_unreduced(m, i, k, target.as_ref(), |u, _| At::Before(u));
             }
         }
+        if name == "stablehlo.concatenate" {
+            let g = Graph::build(m);
+            if let Some(i) = find(m, &g, id) {
+                let n = &g.nodes[i];
+                let res = n.results.first().and_then(|&r| g.sharding(m, r));
+                if n.operands.iter().any(|&v| g.sharding(m, v) != res) {
+                    full_version(m, &g, i);
+                }
+            }
+        }
         if matches!(name.as_str(), "stablehlo.dot" | "stablehlo.dot_general") {
             let g = Graph::build(m);
             if let Some(i) = find(m, &g, id) {
@@ -738,4 +721,86 @@ fn all_reduces_for_reduction_factors(m: &mut Module, g: &Graph, i: OpIdx) {
         at = idx;
     }
     let _ = HashMap::<u8, u8>::new();
+}
+
+/// The full version of explicit reshards on op `i`: operands and results whose
+/// factor shardings differ from the common ones are resharded.
+fn full_version(m: &mut Module, g: &Graph, i: OpIdx) {
+    let Some(Attr::Rule(pr)) = g.op(m, i).attr("sdy.sharding_rule") else { return };
+    let Some(rule) = super::super::ops::rule_from_print(pr) else { return };
+    if rule.is_custom {
+        return;
+    }
+    let n = g.nodes[i].clone();
+    if rule.operands.len() != n.operands.len() || rule.results.len() != n.results.len() {
+        return;
+    }
+    let ins: Vec<Option<TensorSharding>> =
+        n.operands.iter().map(|&v| sharding_bypassing_barriers(m, g, v)).collect();
+    let outs: Vec<Option<TensorSharding>> =
+        n.results.iter().map(|&v| sharding_bypassing_barriers(m, g, v)).collect();
+    let Some((mesh_ref, mesh)) = common_mesh(g, ins.iter().chain(&outs)) else { return };
+    if mesh.axes.is_empty() && mesh.device_ids.len() == 1 {
+        return;
+    }
+    let key = g.op(m, i).attr("__xr").cloned();
+    if key.is_none() {
+        return;
+    }
+    let locate = |m: &Module, g2: &Graph| {
+        (1..g2.nodes.len()).find(|&j| g2.op(m, j).attr("__xr") == key.as_ref())
+    };
+    let mut proj = super::super::projection::Projection::build(&ins, &outs, &rule, &mesh, true);
+    let sizes: Vec<i64> = n
+        .operands
+        .iter()
+        .chain(&n.results)
+        .map(|&v| g.ty(m, v).static_shape().map_or(0, |s| s.iter().product()))
+        .collect();
+    let common = super::full::find_common_axes(&proj, &rule, &sizes, &mesh);
+    let (ops_upd, res_upd) = super::full::update_projection(&mut proj, &common);
+    // Operands: reshards right before the op, in order.
+    let mut k_inserted = 0;
+    for (k, &upd) in ops_upd.iter().enumerate() {
+        if !upd {
+            continue;
+        }
+        let g2 = Graph::build(m);
+        let Some(j) = locate(m, &g2) else { return };
+        let v = g2.nodes[j].operands[k];
+        let s =
+            proj.operands[k].to_sharding(&rule.operands[k], &rule.factor_sizes, &mesh_ref, &mesh);
+        let ty = m.ty(v).map(str::to_string);
+        let nv = m.new_value(ty);
+        let mut op = Op::pretty("sdy.reshard", vec![v], vec![nv], Vec::new());
+        op.set_prop("sharding", Attr::Sharding(s));
+        set_operand(m, &g2, j, k, nv);
+        insert_at(m, &g2, At::Before(j), op);
+        k_inserted += 1;
+    }
+    let _ = k_inserted;
+    // Results: the result takes the common sharding, a reshard restores the old one.
+    let mut after = 0usize;
+    for (k, &upd) in res_upd.iter().enumerate() {
+        if !upd {
+            continue;
+        }
+        let g2 = Graph::build(m);
+        let Some(j) = locate(m, &g2) else { return };
+        let r = g2.nodes[j].results[k];
+        let old = g2
+            .sharding(m, r)
+            .unwrap_or_else(|| replicated_sharding(&mesh_ref, g2.ty(m, r).rank(), true));
+        let new =
+            proj.results[k].to_sharding(&rule.results[k], &rule.factor_sizes, &mesh_ref, &mesh);
+        let ty = m.ty(r).map(str::to_string);
+        let nv = m.new_value(ty);
+        replace_all_uses_except(m, r, nv, nv);
+        let mut op = Op::pretty("sdy.reshard", vec![r], vec![nv], Vec::new());
+        op.set_prop("sharding", Attr::Sharding(old));
+        g2.set_sharding(m, r, new);
+        let (last, parent) = g2.nodes[j].path.split_last().expect("non-root");
+        super::super::edges::insert_op(m, parent, last.0, last.1, last.2 + 1 + after, op);
+        after += 1;
+    }
 }

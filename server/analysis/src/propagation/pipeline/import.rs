@@ -526,7 +526,7 @@ fn is_pure(name: &str) -> bool {
 /// One `walkOnRegion` of the splitter over region `r` of the op at `path`.
 fn split_region(
     m: &mut Module,
-    path: Vec<(usize, usize, usize)>,
+    path: Path,
     r: usize,
     func: &str,
     non_const_named: &mut HashSet<String>,
@@ -633,8 +633,7 @@ fn split_region(
         if users.iter().any(|&u| g.nodes[u].name != "sdy.sharding_group") {
             continue;
         }
-        let mut paths: Vec<Vec<(usize, usize, usize)>> =
-            users.iter().map(|&u| g.nodes[u].path.clone()).collect();
+        let mut paths: Vec<Path> = users.iter().map(|&u| g.nodes[u].path.clone()).collect();
         paths.push(g.nodes[i].path.clone());
         paths.sort();
         paths.dedup();
@@ -874,8 +873,7 @@ pub fn sharding_group_import(m: &mut Module) -> Result<(), (Option<u32>, String)
     for (o, id) in new_ids {
         g.op_mut(m, o).set_prop("group_id", Attr::Int { value: id as i128, ty: "i64".into() });
     }
-    let mut paths: Vec<Vec<(usize, usize, usize)>> =
-        erase.iter().map(|&o| g.nodes[o].path.clone()).collect();
+    let mut paths: Vec<Path> = erase.iter().map(|&o| g.nodes[o].path.clone()).collect();
     paths.sort();
     for p in paths.into_iter().rev() {
         let (last, par) = p.split_last().expect("non-root");

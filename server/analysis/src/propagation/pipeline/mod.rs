@@ -4,6 +4,7 @@
 
 pub mod calls;
 pub mod export;
+pub mod full;
 pub mod import;
 
 use super::driver::{Failure, Warning};

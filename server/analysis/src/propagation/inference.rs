@@ -1,0 +1,607 @@
+//! The editor's view of propagation: for each value, the sharding it ends up with,
+//! where each of its axes comes from (the user-written sharding, the ops it went
+//! through and in which priority round) and the axes a conflict kept away from it
+//! (with the conflicting tensors). The debug attributes of Shardy (`origins`) answer
+//! the same questions in Shardy's format; this is the structured form.
+//!
+//! ```text
+//! let inf = infer(src, &chunk, &model, &InferOptions::default());
+//! for v in &inf.values { v.site, v.inferred, v.axes[i].source, v.axes[i].hops, v.conflicts }
+//! ```
+
+use super::axis::{self, list_prefix_status, PrefixStatus};
+use super::driver::{Failure, Phase, Warning};
+use super::graph::*;
+use super::origins::{source_map, Node};
+use super::trace::{Step, Tracer};
+use super::{constraints, edges, run_strategy_traced, Level, Options, StrategyOption};
+use crate::model::Model;
+use crate::print::ir::{Module, ValueId};
+use crate::print::sdy::{AxisRef, TensorSharding};
+use sdy_syntax::tree::Chunk;
+use std::collections::HashMap;
+
+/// A user-written sharding an axis comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// Argument `index` of function `func`.
+    FuncArg { func: String, index: usize },
+    /// Result `index` of function `func` (its result attribute).
+    FuncResult { func: String, index: usize },
+    /// An `sdy.sharding_constraint` (by the absolute start of the op, when read from
+    /// the source).
+    Constraint { op: Option<u32> },
+    /// In-sharding `index` of an `sdy.manual_computation`.
+    ManualIn { op: Option<u32>, index: usize },
+    /// Out-sharding `index` of an `sdy.manual_computation`.
+    ManualOut { op: Option<u32>, index: usize },
+    /// The `sdy.sharding` written on result `index` of an op.
+    OpSharding { op: Option<u32>, index: usize },
+}
+
+/// One step an axis took: through `op`, from one of its operands/results to another.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hop {
+    /// The op's absolute start (`None` for ops made by a pass, e.g. data-flow edges).
+    pub op: Option<u32>,
+    pub op_name: String,
+    pub from: Node,
+    pub to: Node,
+    pub phase: Phase,
+}
+
+/// Where one axis of an inferred sharding comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AxisOrigin {
+    pub axis: AxisRef,
+    pub source: Source,
+    /// The user priority of the source dimension (0 when unwritten).
+    pub priority: i64,
+    /// The ops it went through, in order (empty for the written sharding itself).
+    pub hops: Vec<Hop>,
+}
+
+/// Axes kept away from a value by a conflict at `op`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conflict {
+    pub op: Option<u32>,
+    pub op_name: String,
+    /// The value's position among the op's operands/results.
+    pub node: Node,
+    /// The axes another tensor had on this factor that this value did not get.
+    pub dropped: Vec<AxisRef>,
+    /// What this value has on the factor after the step.
+    pub kept: Vec<AxisRef>,
+    /// The tensors that disagree: (position, their axes on the factor).
+    pub sources: Vec<(Node, Vec<AxisRef>)>,
+    pub phase: Phase,
+}
+
+/// Where a value is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Site {
+    FuncArg {
+        func: String,
+        index: usize,
+    },
+    FuncResult {
+        func: String,
+        index: usize,
+    },
+    /// Result `index` of the op starting at `op` (absolute offset).
+    OpResult {
+        op: Option<u32>,
+        op_name: String,
+        index: usize,
+    },
+}
+
+/// Everything known about one value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValueReport {
+    pub site: Site,
+    pub value: ValueId,
+    /// The sharding written in the source.
+    pub written: Option<TensorSharding>,
+    /// The sharding after propagation.
+    pub inferred: Option<TensorSharding>,
+    /// One entry per axis of `inferred`'s dimension shardings that has a known origin.
+    pub axes: Vec<AxisOrigin>,
+    pub conflicts: Vec<Conflict>,
+}
+
+/// The result of [`infer`].
+pub struct Inference {
+    /// The module after propagation.
+    pub module: Module,
+    pub values: Vec<ValueReport>,
+    pub warnings: Vec<Warning>,
+    pub failure: Option<Failure>,
+}
+
+/// Which propagation to explain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InferOptions {
+    pub level: Level,
+    pub strategy: StrategyOption,
+    pub conservative: bool,
+}
+
+impl Default for InferOptions {
+    fn default() -> Self {
+        InferOptions {
+            level: Level::UserPriority,
+            strategy: StrategyOption::Aggressive,
+            conservative: false,
+        }
+    }
+}
+
+/// The tracer behind [`infer`].
+#[derive(Default)]
+pub struct Explainer {
+    origins: HashMap<ValueId, Vec<AxisOrigin>>,
+    conflicts: HashMap<ValueId, Vec<Conflict>>,
+}
+
+fn add_origin(map: &mut HashMap<ValueId, Vec<AxisOrigin>>, v: ValueId, o: AxisOrigin) {
+    let list = map.entry(v).or_default();
+    if !list.iter().any(|x| x.axis == o.axis) {
+        list.push(o);
+    }
+}
+
+impl Explainer {
+    fn seed(&mut self, g: &Graph, v: ValueId, s: Option<&TensorSharding>, source: Source) {
+        let Some(s) = s else { return };
+        let key = g.shardable_value(v).unwrap_or(v);
+        for d in &s.dims {
+            for a in &d.axes {
+                add_origin(
+                    &mut self.origins,
+                    key,
+                    AxisOrigin {
+                        axis: a.clone(),
+                        source: source.clone(),
+                        priority: d.priority.unwrap_or(0),
+                        hops: Vec::new(),
+                    },
+                );
+            }
+        }
+    }
+
+    /// Records the user-written shardings of the module (before propagation).
+    pub fn prepare(&mut self, m: &Module) {
+        let g = Graph::build(m);
+        for i in g.pre_order() {
+            let n = &g.nodes[i];
+            let op = g.op(m, i);
+            match n.name.as_str() {
+                "func.func" => {
+                    let Some(f) = op.func() else { continue };
+                    let args = n.args.first().and_then(|r| r.first()).cloned().unwrap_or_default();
+                    for (k, &a) in args.iter().enumerate() {
+                        let s = g.sharding(m, a);
+                        self.seed(
+                            &g,
+                            a,
+                            s.as_ref(),
+                            Source::FuncArg { func: f.sym.clone(), index: k },
+                        );
+                    }
+                    if let Some(t) = g.terminator(i, 0) {
+                        for (k, &v) in g.nodes[t].operands.iter().enumerate() {
+                            let s = g.func_result_sharding(m, i, k);
+                            self.seed(
+                                &g,
+                                v,
+                                s.as_ref(),
+                                Source::FuncResult { func: f.sym.clone(), index: k },
+                            );
+                        }
+                    }
+                }
+                "sdy.sharding_constraint" => {
+                    let s = sharding_of(op.prop("sharding"));
+                    self.seed(&g, n.results[0], s.as_ref(), Source::Constraint { op: n.origin });
+                    let input = n.operands[0];
+                    let is = g.sharding(m, input);
+                    if is.is_some() && is == s {
+                        self.seed(&g, input, is.as_ref(), Source::Constraint { op: n.origin });
+                    }
+                }
+                "sdy.manual_computation" => {
+                    let ins = per_value(op.prop("in_shardings")).unwrap_or_default();
+                    let outs = per_value(op.prop("out_shardings")).unwrap_or_default();
+                    let args = n.args.first().and_then(|r| r.first()).cloned().unwrap_or_default();
+                    for (k, s) in ins.iter().enumerate() {
+                        if let Some(&a) = args.get(k) {
+                            let local = g.sharding(m, a);
+                            self.seed(
+                                &g,
+                                a,
+                                local.as_ref(),
+                                Source::ManualIn { op: n.origin, index: k },
+                            );
+                        }
+                        if let Some(&o) = n.operands.get(k) {
+                            if g.sharding(m, o).as_ref() == Some(s) {
+                                self.seed(
+                                    &g,
+                                    o,
+                                    Some(s),
+                                    Source::ManualIn { op: n.origin, index: k },
+                                );
+                            }
+                        }
+                    }
+                    for (k, _) in outs.iter().enumerate() {
+                        if let Some(&r) = n.results.get(k) {
+                            let s = g.sharding(m, r);
+                            self.seed(
+                                &g,
+                                r,
+                                s.as_ref(),
+                                Source::ManualOut { op: n.origin, index: k },
+                            );
+                        }
+                    }
+                }
+                "sdy.data_flow_edge" => {
+                    let input = n.operands[0];
+                    let owner_op = g.owner(input).map(|o| g.nodes[o].origin).unwrap_or(None);
+                    let index = match g.def(input) {
+                        Some(Def::Result { index, .. }) | Some(Def::Arg { index, .. }) => index,
+                        None => 0,
+                    };
+                    let s = sharding_of(op.prop("sharding"));
+                    self.seed(
+                        &g,
+                        n.results[0],
+                        s.as_ref(),
+                        Source::OpSharding { op: owner_op, index },
+                    );
+                }
+                _ => {
+                    if let Some(list) = per_value(op.attr("sdy.sharding")) {
+                        for (k, s) in list.iter().enumerate() {
+                            if let Some(&r) = n.results.get(k) {
+                                self.seed(
+                                    &g,
+                                    r,
+                                    Some(s),
+                                    Source::OpSharding { op: n.origin, index: k },
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn lookup(&self, g: &Graph, v: ValueId, a: &AxisRef) -> Option<AxisOrigin> {
+        let key = g.shardable_value(v).unwrap_or(v);
+        let list = self.origins.get(&key)?;
+        if let Some(o) = list.iter().find(|o| o.axis == *a) {
+            return Some(o.clone());
+        }
+        list.iter().find(|o| axis::contains(&o.axis, a) || axis::contains(a, &o.axis)).cloned()
+    }
+
+    /// The origins recorded for `v` (keyed by its shardable value).
+    pub fn origins_of(&self, g: &Graph, v: ValueId) -> Vec<AxisOrigin> {
+        let key = g.shardable_value(v).unwrap_or(v);
+        self.origins.get(&key).cloned().unwrap_or_default()
+    }
+}
+
+impl Tracer for Explainer {
+    fn as_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+
+    fn step(&mut self, s: &Step<'_>) {
+        let g = s.graph;
+        let op = &g.nodes[s.op];
+        let value_of = |n: Node| {
+            if n.result { s.results.get(n.index) } else { s.operands.get(n.index) }.copied()
+        };
+        if s.changed {
+            let (o_map, r_map) = source_map(s.before, s.after, s.rule, s.mesh, 0);
+            for (result, maps) in [(false, &o_map), (true, &r_map)] {
+                for (i, map) in maps.iter().enumerate() {
+                    let Some(target) = value_of(Node { result, index: i }) else { continue };
+                    for (a, edge) in map {
+                        let Some(src) = value_of(edge.source) else { continue };
+                        let Some(mut o) = self.lookup(g, src, a) else { continue };
+                        o.axis = a.clone();
+                        o.hops.push(Hop {
+                            op: op.origin,
+                            op_name: op.name.clone(),
+                            from: edge.source,
+                            to: edge.target,
+                            phase: s.phase,
+                        });
+                        let key = g.shardable_value(target).unwrap_or(target);
+                        add_origin(&mut self.origins, key, o);
+                    }
+                }
+            }
+        }
+        // Conflicts: two tensors sharding a factor with axes neither of which is a
+        // prefix of the other; every tensor of the factor missing some of them.
+        let n_ops = s.before.operands.len();
+        let node_of = |t: usize| {
+            if t < n_ops {
+                Node { result: false, index: t }
+            } else {
+                Node { result: true, index: t - n_ops }
+            }
+        };
+        for f in 0..s.rule.factor_sizes.len() {
+            let had: Vec<(usize, Vec<AxisRef>)> = (0..s.before.num_tensors())
+                .filter_map(|t| s.before.tensor(t).factor(f).map(|x| (t, x.axes.clone())))
+                .filter(|(_, a)| !a.is_empty())
+                .collect();
+            let mut conflicting: Vec<usize> = Vec::new();
+            for (i, (ti, ai)) in had.iter().enumerate() {
+                for (tj, aj) in had.iter().skip(i + 1) {
+                    if list_prefix_status(ai, aj) == PrefixStatus::NotAPrefix
+                        && list_prefix_status(aj, ai) == PrefixStatus::NotAPrefix
+                    {
+                        for t in [*ti, *tj] {
+                            if !conflicting.contains(&t) {
+                                conflicting.push(t);
+                            }
+                        }
+                    }
+                }
+            }
+            if conflicting.is_empty() {
+                self.factor_conflicts(s, f, &node_of, &value_of);
+                continue;
+            }
+            let sources: Vec<(Node, Vec<AxisRef>)> = had
+                .iter()
+                .filter(|(t, _)| conflicting.contains(t))
+                .map(|(t, a)| (node_of(*t), a.clone()))
+                .collect();
+            for t in 0..s.after.num_tensors() {
+                let Some(fs) = s.after.tensor(t).factor(f) else { continue };
+                let mut dropped: Vec<AxisRef> = Vec::new();
+                for (_, axes) in &sources {
+                    for a in axes {
+                        if !fs.axes.iter().any(|x| axis::overlaps(x, a)) && !dropped.contains(a) {
+                            dropped.push(a.clone());
+                        }
+                    }
+                }
+                if dropped.is_empty() {
+                    continue;
+                }
+                let node = node_of(t);
+                let Some(v) = value_of(node) else { continue };
+                let key = g.shardable_value(v).unwrap_or(v);
+                let c = Conflict {
+                    op: op.origin,
+                    op_name: op.name.clone(),
+                    node,
+                    dropped,
+                    kept: fs.axes.clone(),
+                    sources: sources.clone(),
+                    phase: s.phase,
+                };
+                let list = self.conflicts.entry(key).or_default();
+                if !list.iter().any(|x| {
+                    x.op == c.op
+                        && x.node == c.node
+                        && x.dropped == c.dropped
+                        && x.op_name == c.op_name
+                }) {
+                    list.push(c);
+                }
+            }
+        }
+    }
+
+    fn group_sync(&mut self, g: &Graph, from: ValueId, to: ValueId, _s: &TensorSharding) {
+        self.group_sync_impl(g, from, to);
+    }
+}
+
+impl Explainer {
+    /// Axes of factor `f` a tensor could have taken (they are compatible across the
+    /// op) but that another factor of the tensor, or its replicated/unreduced axes,
+    /// already use.
+    fn factor_conflicts(
+        &mut self,
+        s: &Step<'_>,
+        f: usize,
+        node_of: &dyn Fn(usize) -> Node,
+        value_of: &dyn Fn(Node) -> Option<ValueId>,
+    ) {
+        let g = s.graph;
+        let op = &g.nodes[s.op];
+        let cands =
+            super::factor::compatible_major_axes(s.before, f, super::factor::Direction::Both);
+        if cands.is_empty() {
+            return;
+        }
+        for t in 0..s.after.num_tensors() {
+            let tf = s.after.tensor(t);
+            let Some(fs) = tf.factor(f) else { continue };
+            if !super::axis::is_strict_prefix(&fs.axes, &cands) || fs.closed {
+                continue;
+            }
+            let mut dropped = Vec::new();
+            for d in cands.iter().skip(fs.axes.len()) {
+                let used_elsewhere = tf
+                    .factors
+                    .iter()
+                    .enumerate()
+                    .filter(|(h, _)| *h != f)
+                    .filter_map(|(_, x)| x.as_ref())
+                    .any(|x| x.axes.iter().chain(&x.overflow).any(|a| axis::overlaps(a, d)))
+                    || tf.replicated.iter().chain(&tf.unreduced).any(|a| axis::overlaps(a, d));
+                if used_elsewhere {
+                    dropped.push(d.clone());
+                }
+            }
+            if dropped.is_empty() {
+                continue;
+            }
+            let sources: Vec<(Node, Vec<AxisRef>)> = (0..s.before.num_tensors())
+                .filter_map(|u| s.before.tensor(u).factor(f).map(|x| (u, x.axes.clone())))
+                .filter(|(_, a)| dropped.iter().any(|d| a.contains(d)))
+                .map(|(u, a)| (node_of(u), a))
+                .collect();
+            let node = node_of(t);
+            let Some(v) = value_of(node) else { continue };
+            let key = g.shardable_value(v).unwrap_or(v);
+            let c = Conflict {
+                op: op.origin,
+                op_name: op.name.clone(),
+                node,
+                dropped,
+                kept: fs.axes.clone(),
+                sources,
+                phase: s.phase,
+            };
+            let list = self.conflicts.entry(key).or_default();
+            if !list.iter().any(|x| {
+                x.op == c.op && x.node == c.node && x.dropped == c.dropped && x.op_name == c.op_name
+            }) {
+                list.push(c);
+            }
+        }
+    }
+
+    fn group_sync_impl(&mut self, g: &Graph, from: ValueId, to: ValueId) {
+        let key = g.shardable_value(to).unwrap_or(to);
+        for o in self.origins_of(g, from) {
+            add_origin(&mut self.origins, key, o);
+        }
+    }
+}
+
+/// Runs propagation on a chunk the way `-sdy-add-data-flow-edges
+/// -sdy-apply-sharding-constraints -sdy-<level>-propagate -sdy-sink-data-flow-edges`
+/// does, and explains the result.
+pub fn infer(src: &str, chunk: &Chunk, model: &Model, opts: &InferOptions) -> Inference {
+    let mut m = crate::print::build_module(src, chunk);
+    let written = written_shardings(&m);
+    edges::add_data_flow_edges(&mut m);
+    constraints::apply_sharding_constraints(&mut m);
+    let mut ex = Explainer::default();
+    ex.prepare(&m);
+    let mut o = Options::new(opts.level);
+    o.strategy = opts.strategy;
+    o.conservative = opts.conservative;
+    let (out, tracer) = run_strategy_traced(&mut m, model, src, &o, Some(Box::new(ex)));
+    let ex = tracer
+        .and_then(|t| t.as_any().downcast::<Explainer>().ok())
+        .map(|b| *b)
+        .unwrap_or_default();
+    // Edge results hand their origins to their owners before the edges go away.
+    let g = Graph::build(&m);
+    let mut edge_of: HashMap<ValueId, ValueId> = HashMap::new();
+    for i in g.pre_order() {
+        if g.nodes[i].name == "sdy.data_flow_edge" {
+            edge_of.insert(g.nodes[i].operands[0], g.nodes[i].results[0]);
+        }
+    }
+    edges::sink_data_flow_edges(&mut m, false, false);
+    let values = reports(&m, &ex, &edge_of, &written);
+    Inference { module: m, values, warnings: out.warnings, failure: out.failure }
+}
+
+/// The shardings written in the source, per site.
+fn written_shardings(m: &Module) -> Vec<(Site, ValueId, Option<TensorSharding>)> {
+    sites(m)
+}
+
+fn sites(m: &Module) -> Vec<(Site, ValueId, Option<TensorSharding>)> {
+    let g = Graph::build(m);
+    let mut out = Vec::new();
+    for i in g.pre_order() {
+        let n = &g.nodes[i];
+        if n.name == "func.func" {
+            let Some(f) = g.op(m, i).func() else { continue };
+            let args = n.args.first().and_then(|r| r.first()).cloned().unwrap_or_default();
+            for (k, &a) in args.iter().enumerate() {
+                out.push((Site::FuncArg { func: f.sym.clone(), index: k }, a, g.sharding(m, a)));
+            }
+            if let Some(t) = g.terminator(i, 0) {
+                for (k, &v) in g.nodes[t].operands.iter().enumerate() {
+                    out.push((
+                        Site::FuncResult { func: f.sym.clone(), index: k },
+                        v,
+                        g.func_result_sharding(m, i, k),
+                    ));
+                }
+            }
+            continue;
+        }
+        for (k, &r) in n.results.iter().enumerate() {
+            out.push((
+                Site::OpResult { op: n.origin, op_name: n.name.clone(), index: k },
+                r,
+                g.sharding(m, r),
+            ));
+        }
+    }
+    out
+}
+
+fn reports(
+    m: &Module,
+    ex: &Explainer,
+    edge_of: &HashMap<ValueId, ValueId>,
+    written: &[(Site, ValueId, Option<TensorSharding>)],
+) -> Vec<ValueReport> {
+    let mut out = Vec::new();
+    for (site, v, inferred) in sites(m) {
+        let before = written.iter().find(|(s, _, _)| *s == site).and_then(|x| x.2.clone());
+        // Origins recorded on the value, or on its data-flow edge.
+        let keys: Vec<ValueId> =
+            [Some(v), edge_of.get(&v).copied()].into_iter().flatten().collect();
+        let mut known: Vec<AxisOrigin> = Vec::new();
+        let mut conflicts: Vec<Conflict> = Vec::new();
+        for k in &keys {
+            if let Some(l) = ex.origins.get(k) {
+                for o in l {
+                    if !known.iter().any(|x| x.axis == o.axis) {
+                        known.push(o.clone());
+                    }
+                }
+            }
+            if let Some(c) = ex.conflicts.get(k) {
+                conflicts.extend(c.iter().cloned());
+            }
+        }
+        if inferred.is_none() && before.is_none() && conflicts.is_empty() {
+            continue;
+        }
+        let mut axes = Vec::new();
+        if let Some(s) = &inferred {
+            for d in &s.dims {
+                for a in &d.axes {
+                    let o = known.iter().find(|o| o.axis == *a).or_else(|| {
+                        known
+                            .iter()
+                            .find(|o| axis::contains(&o.axis, a) || axis::contains(a, &o.axis))
+                    });
+                    if let Some(o) = o {
+                        let mut o = o.clone();
+                        o.axis = a.clone();
+                        axes.push(o);
+                    }
+                }
+            }
+        }
+        out.push(ValueReport { site, value: v, written: before, inferred, axes, conflicts });
+    }
+    out
+}

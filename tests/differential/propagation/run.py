@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Differential propagation test: random programs (gen.py) through the oracle (real
+Shardy, ../../../../shared/oracle/oracle_opt.py) and `sdy-lsp opt`, compared chunk by
+chunk.
+
+  run.py --bin PATH/TO/sdy-lsp [--seed S] [--count N] [--pass FLAG ...] [--show K]
+
+For each pass flag (default: the four strategy passes and the pipeline) prints the
+number of programs the oracle accepts, how many of those print exactly the same, and
+how many have the same shardings (every `#sdy.sharding...`/`<@mesh...>` in order).
+Exit status 0 whatever the score (it is a measurement). Standard library only.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ORACLE = os.environ.get("SDY_ORACLE_OPT") or os.path.normpath(
+    os.path.join(HERE, "..", "..", "..", "..", "shared", "oracle", "oracle_opt.py"))
+
+DEFAULT_PASSES = [
+    "-sdy-basic-propagate",
+    "-sdy-aggressive-propagate",
+    "-sdy-op-priority-propagate",
+    "-sdy-user-priority-propagate",
+    "-sdy-propagation-pipeline",
+]
+
+SHARDING_RE = re.compile(r"#sdy\.sharding(?:_per_value)?<.*?>(?=[,}\]\s])|<@[\w.]+, \[.*?\]>")
+
+
+def split_out(text):
+    return text.split("// -----\n")
+
+
+def shardings(text):
+    return SHARDING_RE.findall(text)
+
+
+def run_oracle(oracle, chunks, flag, tmp, batch):
+    """The oracle's output per chunk (None where it crashed). Chunks go in batches;
+    a batch whose run crashes is rerun one chunk at a time."""
+    out = [None] * len(chunks)
+
+    def run(idx):
+        path = os.path.join(tmp, "batch.mlir")
+        with open(path, "w") as f:
+            f.write("// -----\n".join(chunks[i] for i in idx))
+        r = subprocess.run([sys.executable, oracle, path, "-split-input-file", flag], capture_output=True, text=True)
+        if r.returncode < 0 or r.returncode > 1:
+            return None
+        return split_out(r.stdout)
+
+    crashes = 0
+
+    def solve(idx):
+        nonlocal crashes
+        res = run(idx)
+        if res is not None and len(res) == len(idx):
+            for i, t in zip(idx, res):
+                out[i] = t
+            return
+        if len(idx) == 1:
+            crashes += 1
+            return
+        half = len(idx) // 2
+        solve(idx[:half])
+        solve(idx[half:])
+
+    for start in range(0, len(chunks), batch):
+        solve(list(range(start, min(start + batch, len(chunks)))))
+    return out, crashes
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--count", type=int, default=100)
+    ap.add_argument("--pass", dest="passes", action="append")
+    ap.add_argument("--show", type=int, default=0, help="print the first K mismatching programs")
+    ap.add_argument("--oracle", default=ORACLE)
+    ap.add_argument("--batch", type=int, default=50)
+    a = ap.parse_args()
+    passes = a.passes or DEFAULT_PASSES
+    gen = subprocess.run([sys.executable, os.path.join(HERE, "gen.py"), "--seed", str(a.seed), "--count", str(a.count)],
+                         capture_output=True, text=True, check=True).stdout
+    chunks = gen.split("// -----\n")
+    with tempfile.TemporaryDirectory() as d:
+        total_ok = 0
+        total_valid = 0
+        crashed = 0
+        for p in passes:
+            oc, n_crash = run_oracle(a.oracle, chunks, p, d, a.batch)
+            crashed += n_crash
+            path = os.path.join(d, "all.mlir")
+            with open(path, "w") as f:
+                f.write(gen)
+            m = subprocess.run([a.bin, "opt", path, "-split-input-file", p], capture_output=True, text=True)
+            mc = split_out(m.stdout)
+            valid = same = same_sh = 0
+            shown = 0
+            for i, chunk in enumerate(chunks):
+                ot = oc[i]
+                mt = mc[i] if i < len(mc) else ""
+                if ot is None or not ot.strip():
+                    continue  # the oracle rejected the program (or crashed on it)
+                valid += 1
+                if ot == mt:
+                    same += 1
+                    same_sh += 1
+                    continue
+                if shardings(ot) == shardings(mt):
+                    same_sh += 1
+                if shown < a.show:
+                    shown += 1
+                    print("=== %s program %d" % (p, i))
+                    print(chunk)
+                    import difflib
+                    print("".join(difflib.unified_diff(ot.splitlines(True), mt.splitlines(True), "oracle", "sdy-lsp")))
+            total_ok += same
+            total_valid += valid
+            print("%-32s valid %4d  exact %4d (%.1f%%)  shardings %4d (%.1f%%)" % (
+                p, valid, same, 100.0 * same / max(valid, 1), same_sh, 100.0 * same_sh / max(valid, 1)))
+        if crashed:
+            print("(the oracle crashed on %d program runs; they are left out)" % crashed)
+        print("overall: %d/%d exact (%.1f%%)" % (total_ok, total_valid, 100.0 * total_ok / max(total_valid, 1)))
+
+
+if __name__ == "__main__":
+    main()
