@@ -7,11 +7,14 @@ chunk.
 
 For each pass flag (default: the four strategy passes and the pipeline) prints the
 number of programs the oracle accepts, how many of those print exactly the same, and
-how many have the same shardings (every `#sdy.sharding...`/`<@mesh...>` in order).
+how many have the same shardings (every `#sdy.sharding...`/`<@mesh...>` in order), and
+over all printed shardings of the oracle, how many sdy-lsp prints identically (aligned
+with difflib, so one extra or missing sharding does not shift the rest).
 Exit status 0 whatever the score (it is a measurement). Standard library only.
 """
 
 import argparse
+import difflib
 import os
 import re
 import subprocess
@@ -39,6 +42,12 @@ def split_out(text):
 
 def shardings(text):
     return SHARDING_RE.findall(text)
+
+
+def matched_shardings(ours, theirs):
+    """How many of the oracle's shardings `ours` prints identically, in order."""
+    sm = difflib.SequenceMatcher(a=theirs, b=ours, autojunk=False)
+    return sum(b.size for b in sm.get_matching_blocks())
 
 
 def run_oracle(oracle, chunks, flag, tmp, batch):
@@ -93,6 +102,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         total_ok = 0
         total_valid = 0
+        total_sh = total_sh_same = 0
         crashed = 0
         for p in passes:
             oc, n_crash = run_oracle(a.oracle, chunks, p, d, a.batch)
@@ -103,6 +113,7 @@ def main():
             m = subprocess.run([a.bin, "opt", path, "-split-input-file", p], capture_output=True, text=True)
             mc = split_out(m.stdout)
             valid = same = same_sh = 0
+            sh_total = sh_same = 0
             shown = 0
             for i, chunk in enumerate(chunks):
                 ot = oc[i]
@@ -110,6 +121,9 @@ def main():
                 if ot is None or not ot.strip():
                     continue  # the oracle rejected the program (or crashed on it)
                 valid += 1
+                osh = shardings(ot)
+                sh_total += len(osh)
+                sh_same += matched_shardings(shardings(mt), osh)
                 if ot == mt:
                     same += 1
                     same_sh += 1
@@ -120,15 +134,19 @@ def main():
                     shown += 1
                     print("=== %s program %d" % (p, i))
                     print(chunk)
-                    import difflib
                     print("".join(difflib.unified_diff(ot.splitlines(True), mt.splitlines(True), "oracle", "sdy-lsp")))
             total_ok += same
             total_valid += valid
-            print("%-32s valid %4d  exact %4d (%.1f%%)  shardings %4d (%.1f%%)" % (
-                p, valid, same, 100.0 * same / max(valid, 1), same_sh, 100.0 * same_sh / max(valid, 1)))
+            total_sh += sh_total
+            total_sh_same += sh_same
+            print("%-32s valid %4d  exact %4d (%.1f%%)  same shardings %4d (%.1f%%)  shardings %6d/%6d (%.2f%%)" % (
+                p, valid, same, 100.0 * same / max(valid, 1), same_sh, 100.0 * same_sh / max(valid, 1),
+                sh_same, sh_total, 100.0 * sh_same / max(sh_total, 1)))
         if crashed:
             print("(the oracle crashed on %d program runs; they are left out)" % crashed)
-        print("overall: %d/%d exact (%.1f%%)" % (total_ok, total_valid, 100.0 * total_ok / max(total_valid, 1)))
+        print("overall: %d/%d programs exact (%.1f%%), %d/%d shardings identical (%.2f%%)" % (
+            total_ok, total_valid, 100.0 * total_ok / max(total_valid, 1),
+            total_sh_same, total_sh, 100.0 * total_sh_same / max(total_sh, 1)))
 
 
 if __name__ == "__main__":

@@ -880,7 +880,17 @@ impl<'a> Driver<'a> {
         Some(new)
     }
 
+    /// Queues the users of `v`. Through `func.call`s it follows values into callees and
+    /// out of their returns into every call site; a value already seen is skipped,
+    /// because two call sites of one function can lead back to each other.
     fn notify_users_modified(&mut self, v: ValueId) {
+        self.notify_users_once(v, &mut std::collections::HashSet::new());
+    }
+
+    fn notify_users_once(&mut self, v: ValueId, seen: &mut std::collections::HashSet<ValueId>) {
+        if !seen.insert(v) {
+            return;
+        }
         let uses: Vec<(OpIdx, usize)> = self.g.live_uses(v).collect();
         for (user, i) in uses {
             if let Some(e) = self.g.edge_of_source(user, i) {
@@ -903,7 +913,7 @@ impl<'a> Driver<'a> {
                     } else {
                         for c in calls {
                             if let Some(&r) = self.g.nodes[c].results.get(i) {
-                                self.notify_users_modified(r);
+                                self.notify_users_once(r, seen);
                             }
                         }
                     }
@@ -922,7 +932,7 @@ impl<'a> Driver<'a> {
                         .and_then(|b| b.get(i))
                         .copied();
                     if let Some(a) = arg {
-                        self.notify_users_modified(a);
+                        self.notify_users_once(a, seen);
                     }
                 }
                 continue;

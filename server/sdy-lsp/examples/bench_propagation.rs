@@ -1,0 +1,179 @@
+//! Time of a propagation pass (default `-sdy-propagation-pipeline`) on a file, next to
+//! the real Shardy running the same pass on the same text.
+//!
+//! ```text
+//! cargo run --release -p sdy-lsp --example bench_propagation -- FILE [--runs N]
+//!     [--pass FLAG] [--no-oracle]
+//! ```
+//!
+//! FILE may be `.mlir` or `.mlir.gz`. Prints the median (and min) over `--runs` runs
+//! (default 5, after one warm-up) of
+//! * `passes`: what Shardy's `PassManager.run` does: building the IR of the parsed
+//!   module and running the passes (parse and print excluded), and
+//! * `opt`: everything `sdy-lsp opt FILE FLAG` does after reading the file (parse,
+//!   model, verifier, passes, printing).
+//!
+//! When the oracle venv exists (`$SDY_ORACLE_VENV`, default `~/.cache/sdy-oracle-venv`)
+//! it then times Shardy's `PassManager.run` of the same pass on a freshly parsed module,
+//! single threaded, with MLIR's verifier between passes off (the cost of the passes
+//! themselves), with the same number of runs, and prints the ratio ours / Shardy's.
+//! The project's budget for the pipeline is a ratio ≤ 0.5.
+
+/// The binary uses mimalloc; measure what it does.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use sdy_analysis::passes::{self, Pipeline, Session};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut runs = 5usize;
+    let mut flag = "-sdy-propagation-pipeline".to_string();
+    let mut oracle = true;
+    let mut file = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--runs" => runs = it.next().and_then(|n| n.parse().ok()).unwrap_or(runs).max(1),
+            "--pass" => flag = it.next().cloned().unwrap_or(flag),
+            "--no-oracle" => oracle = false,
+            _ => file = Some(a.clone()),
+        }
+    }
+    let Some(file) = file else {
+        eprintln!("usage: bench_propagation FILE [--runs N] [--pass FLAG] [--no-oracle]");
+        std::process::exit(2);
+    };
+    let text = read(&file);
+    let spec = passes::parse_pass_flag(&flag).unwrap_or_else(|e| panic!("{e}"));
+    let pipeline = || {
+        let mut p = Pipeline::new();
+        p.add(&spec).unwrap_or_else(|e| panic!("{e}"));
+        p
+    };
+
+    let chunks = sdy_analysis::parse_chunks(&text, false);
+    let analyses: Vec<_> = chunks.iter().map(|c| sdy_analysis::analyze_chunk(&text, c)).collect();
+    let mut passes_t = Vec::new();
+    let mut opt_t = Vec::new();
+    for round in 0..=runs {
+        let t = time(|| {
+            let mut session = Session::new(true);
+            for (c, a) in chunks.iter().zip(&analyses) {
+                let run = pipeline().run(&text, c, &a.model, &mut session);
+                assert!(!run.failed, "the pass failed on {file}");
+                std::hint::black_box(run.module);
+            }
+        });
+        let o = time(|| {
+            let mut session = Session::new(true);
+            let mut out = String::new();
+            for c in sdy_analysis::parse_chunks(&text, false) {
+                let a = sdy_analysis::analyze_chunk(&text, &c);
+                let run = pipeline().run(&text, &c, &a.model, &mut session);
+                out.push_str(&sdy_analysis::print::print_module(&run.module));
+            }
+            out
+        });
+        if round > 0 {
+            passes_t.push(t);
+            opt_t.push(o);
+        }
+    }
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!("file: {file} ({:.1} MB), pass {flag}, {runs} runs", text.len() as f64 / 1e6);
+    println!(
+        "sdy-lsp passes: median {:.0} ms (min {:.0} ms); opt end to end: median {:.0} ms",
+        ms(median(&passes_t)),
+        ms(min(&passes_t)),
+        ms(median(&opt_t))
+    );
+    if !oracle {
+        return;
+    }
+    match shardy_pass(&text, &flag, runs) {
+        Ok(shardy) => {
+            let ours = median(&passes_t);
+            println!("Shardy PassManager.run (verifier off): median {:.0} ms", ms(shardy));
+            println!(
+                "ratio sdy-lsp / Shardy = {:.2} (budget for the pipeline: <= 0.50)",
+                ours.as_secs_f64() / shardy.as_secs_f64()
+            );
+        }
+        Err(e) => println!("Shardy: not timed ({e})"),
+    }
+}
+
+/// Median time of Shardy's `PassManager.run` of `flag` (a fresh parse per run, untimed).
+fn shardy_pass(text: &str, flag: &str, runs: usize) -> Result<Duration, String> {
+    let venv = std::env::var_os("SDY_ORACLE_VENV").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/sdy-oracle-venv")
+    });
+    let python = venv.join("bin/python");
+    if !python.exists() {
+        return Err(format!("no oracle venv at {}", venv.display()));
+    }
+    let pass = flag.trim_start_matches('-');
+    let tmp = std::env::temp_dir().join(format!("bench_propagation_{}.mlir", std::process::id()));
+    std::fs::write(&tmp, text).map_err(|e| e.to_string())?;
+    let script = format!(
+        r#"
+import statistics, sys, time
+from jax._src.interpreters import mlir as jax_mlir
+from jax._src.lib.mlir import ir, passmanager
+text = open(sys.argv[1]).read()
+ctx = jax_mlir.make_ir_context()
+ctx.enable_multithreading(False)
+def once():
+    with ctx:
+        m = ir.Module.parse(text)
+        pm = passmanager.PassManager.parse("builtin.module({pass})")
+        pm.enable_verifier(False)
+        t = time.perf_counter()
+        pm.run(m.operation)
+        dt = time.perf_counter() - t
+    del m
+    return dt
+once()
+print(statistics.median([once() for _ in range({runs})]))
+"#
+    );
+    let out = Command::new(&python).arg("-c").arg(script).arg(&tmp).output();
+    let _ = std::fs::remove_file(&tmp);
+    let out = out.map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+    }
+    let secs: f64 =
+        String::from_utf8_lossy(&out.stdout).trim().parse().map_err(|e| format!("{e}"))?;
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn read(path: &str) -> String {
+    if path.ends_with(".gz") {
+        let out = Command::new("zcat").arg(path).output().unwrap_or_else(|e| panic!("zcat: {e}"));
+        assert!(out.status.success(), "zcat {path} failed");
+        String::from_utf8(out.stdout).expect("UTF-8")
+    } else {
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+}
+
+fn time<T>(f: impl FnOnce() -> T) -> Duration {
+    let start = Instant::now();
+    std::hint::black_box(f());
+    start.elapsed()
+}
+
+fn median(v: &[Duration]) -> Duration {
+    let mut v = v.to_vec();
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn min(v: &[Duration]) -> Duration {
+    v.iter().copied().min().unwrap_or_default()
+}
