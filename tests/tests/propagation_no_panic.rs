@@ -7,7 +7,8 @@
 //!
 //! `SDY_FUZZ_SECONDS=600 cargo test --release -p sdy-tests --test propagation_no_panic -- --nocapture`
 //! runs for that long instead of the short CI budget. A panicking input is written to
-//! `$TMPDIR/propagation_panic.mlir`.
+//! `$TMPDIR/propagation_panic.mlir`; with `SDY_FUZZ_CURRENT=FILE` every input is written
+//! there before it runs (to find one that hangs).
 
 use sdy_analysis::diag::Severity;
 use sdy_analysis::passes::{parse_pass_flag, Pipeline, Session};
@@ -220,6 +221,10 @@ fn is_valid(text: &str) -> bool {
 }
 
 fn check(text: &str) {
+    // The input being checked, for a hang (no panic to report it).
+    if let Some(path) = std::env::var_os("SDY_FUZZ_CURRENT") {
+        let _ = std::fs::write(path, text);
+    }
     if catch_unwind(AssertUnwindSafe(|| propagate_everything(text))).is_err() {
         let path = std::env::temp_dir().join("propagation_panic.mlir");
         let _ = std::fs::write(&path, text);

@@ -854,6 +854,14 @@ impl<'a> Driver<'a> {
             return None;
         }
         self.set_slot(slot, new.clone());
+        if let Slot::Value(v) = slot {
+            // A value with no place for a sharding (an argument of an op that is not a
+            // function or a data-flow op) did not change; saying it did would revisit
+            // its users forever.
+            if self.g.sharding(self.m, v).as_ref() != Some(&new) {
+                return None;
+            }
+        }
         if matches!(slot, Slot::FuncResult(..)) {
             return Some(new);
         }

@@ -32,6 +32,44 @@ pub fn indexed_prefix(kind: &str, index: usize) -> String {
 // ----- MLIR's parser -----
 
 pub const UNDECLARED_VALUE: &str = "use of undeclared SSA value name";
+
+// ----- operation names (MLIR's parser) -----
+
+pub const UNREGISTERED_DIALECT_GENERIC: &str = "operation being parsed with an unregistered dialect. If this is intended, please use -allow-unregistered-dialect with the MLIR tool used";
+pub fn unregistered_generic_op(name: &str, dialect: &str) -> String {
+    format!("unregistered operation '{name}' found in dialect ('{dialect}') that does not allow unknown operations")
+}
+/// MLIR ends this message with a space.
+pub fn dialect_not_found(dialect: &str, name: &str) -> String {
+    format!("Dialect `{dialect}' not found for custom op '{name}' ")
+}
+/// An unprefixed name in a region without a default dialect.
+pub fn dialect_not_found_tried(name: &str) -> String {
+    format!("Dialect `' not found for custom op '{name}'  (tried '.{name}' as well)")
+}
+pub fn unknown_custom_op(name: &str) -> String {
+    format!("custom op '{name}' is unknown")
+}
+pub fn unknown_custom_op_tried(name: &str, full: &str) -> String {
+    format!("custom op '{name}' is unknown (tried '{full}' as well)")
+}
+/// `*`: dialects loaded but not registered in JAX's context.
+pub fn available_dialects(dialects: &[&str]) -> String {
+    let list: Vec<String> = dialects
+        .iter()
+        .map(|d| {
+            if matches!(*d, "affine" | "complex" | "ub") {
+                format!("{d} (*)")
+            } else {
+                d.to_string()
+            }
+        })
+        .collect();
+    format!(
+        "Available dialects: {} (* corresponding to loaded but unregistered dialects); for more info on dialect registration see https://mlir.llvm.org/getting_started/Faq/#registered-loaded-dependent-whats-up-with-dialects-management",
+        list.join(", ")
+    )
+}
 pub const ELEMENTS_STATIC_SHAPE: &str = "elements literal type must have static shape";
 pub const INVALID_TYPE_KIND: &str = "invalid kind of type specified";
 pub fn invalid_type_kind_expected(expected: &str, found: &str) -> String {

@@ -16,6 +16,7 @@ mod lints;
 mod manual_computation;
 pub mod messages;
 mod named_computation;
+mod op_names;
 mod parse_time;
 mod rule;
 pub mod sharding;

@@ -29,6 +29,7 @@ pub fn check(cx: &Ctx) -> Vec<Diagnostic> {
     }
     for id in 0..cx.model.ops.len() as OpId {
         let op = cx.model.op(id);
+        super::op_names::check(cx.model, op, &mut out);
         if let Custom::Mesh { .. } = op.node.custom {
             mesh_op(cx, op, &mut out);
         }
