@@ -156,7 +156,7 @@ pub static PASSES: &[PassInfo] = &[
             opt("max-num-rewrites", OptKind::Int, "-1"),
             opt("test-convergence", OptKind::Bool, "false"),
         ],
-        create: None,
+        create: Some(crate::canonicalize::create),
     },
 ];
 
