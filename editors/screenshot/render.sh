@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Renders editors/hover.png, the README's screenshot of the explain hover: the Markdown
-# that `sdy-lsp explain` gives for a #sdy.sharding in examples/mlp.mlir (the same text the
-# server's hover shows), laid out like a VS Code hover (render.mjs) and photographed with
+# that `sdy-lsp explain --markdown` gives for a #sdy.sharding in examples/mlp.mlir (the
+# same text the server's hover shows), laid out like a VS Code hover (render.mjs) and photographed with
 # headless Chromium.
 #
 #   bash editors/screenshot/render.sh [FILE:LINE:COL]     (default examples/mlp.mlir:6:60)
@@ -26,7 +26,7 @@ col=${rest#*:}
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-(cd "$repo" && "$bin" explain "$pos") >"$tmp/hover.md"
+(cd "$repo" && "$bin" explain --markdown "$pos") >"$tmp/hover.md"
 node "$here/render.mjs" "$tmp/hover.md" "$repo/$file" "$line" "$col" "$tmp/hover.html"
 
 shoot() { # extra chromium arguments...

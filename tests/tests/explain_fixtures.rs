@@ -136,7 +136,7 @@ fn explain_binary() {
     let name = file.display().to_string();
     // Line 4, on `[` of the sharding: the chunk's own mesh (4 devices) when split.
     let col = src.lines().nth(3).unwrap().find("[{").unwrap() + 1;
-    let (code, out, _) = run(&["--split-input-file", &format!("{name}:4:{col}")]);
+    let (code, out, _) = run(&["--split-input-file", "--markdown", &format!("{name}:4:{col}")]);
     assert_eq!(code, Some(0));
     let offset = src.find("[{").unwrap() as u32;
     let chunk = sdy_analysis::parse_chunks(src, true).into_iter().nth(1).unwrap();

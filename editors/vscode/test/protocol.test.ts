@@ -241,7 +241,7 @@ describe('sdy-lsp over stdio (vscode-jsonrpc 8.2.0)', { skip }, () => {
     assert.match(md, /^\|.*\|$/m, 'a Markdown table');
     assert.match(md, /tensor<4x4xf32>/, 'the per-device shape (8/2 x 16/4)');
     // The same text as the CLI (what the README's screenshot is rendered from).
-    const cli = execFileSync(bin, ['explain', `${fixture}:${pos.line + 1}:${pos.character + 1}`], { encoding: 'utf8' });
+    const cli = execFileSync(bin, ['explain', '--markdown', `${fixture}:${pos.line + 1}:${pos.character + 1}`], { encoding: 'utf8' });
     assert.equal(md.trim(), cli.trim());
   });
 

@@ -3,6 +3,8 @@
 pub mod canonicalize;
 pub mod diag;
 pub mod explain;
+pub mod ide;
+pub mod incremental;
 pub mod model;
 pub mod passes;
 pub mod print;
@@ -31,19 +33,45 @@ pub fn parse_chunks(text: &str, split: bool) -> Vec<Chunk> {
 }
 
 /// Everything the analysis knows about one chunk.
+#[derive(Clone)]
 pub struct ChunkAnalysis {
     pub model: Model,
-    /// Syntax errors, verifier errors and hints, in document order.
+    /// Syntax errors (in their order: a failure's chained lines follow its first error),
+    /// then verifier errors, hints and in-string diagnostics by position.
     pub diagnostics: Vec<Diagnostic>,
+    /// What [`ChunkAnalysis::update`] needs (see [`analyze_chunk_incremental`]).
+    state: Option<Box<incremental::State>>,
 }
 
 /// Builds the semantic model of a chunk and collects its diagnostics.
 pub fn analyze_chunk(src: &str, chunk: &Chunk) -> ChunkAnalysis {
-    let model = Model::build(chunk);
-    let mut diagnostics = syntax_diags::syntax_diagnostics(chunk);
-    // Syntax errors keep their order (a failure's chained lines follow its first error).
-    let mut verifier = verify::verify_chunk(&model, src);
-    verifier.sort_by_key(|d| d.span.start);
-    diagnostics.extend(verifier);
-    ChunkAnalysis { model, diagnostics }
+    incremental::analyze(src, chunk, false)
+}
+
+/// [`analyze_chunk`], keeping what [`ChunkAnalysis::update`] needs after an edit.
+pub fn analyze_chunk_incremental(src: &str, chunk: &Chunk) -> ChunkAnalysis {
+    incremental::analyze(src, chunk, true)
+}
+
+impl ChunkAnalysis {
+    /// The analysis of `chunk` (text `src`), an edited version of the chunk analysed
+    /// (same start; its unchanged statements shared, as the syntax layer's incremental
+    /// re-parse leaves them): equal to a fresh [`analyze_chunk_incremental`], redoing
+    /// only what the edit can affect.
+    pub fn update(self, src: &str, chunk: &Chunk) -> (ChunkAnalysis, incremental::UpdateStats) {
+        incremental::update(self, src, chunk)
+    }
+
+    /// Where the text of `chunk`, an edited version of the chunk analysed, differs:
+    /// `(from, to, delta)`, the old text `[from, to)` became `[from, to + delta)`; `None`
+    /// when the update will not tell (it then analyses afresh).
+    pub fn changed_text(&self, chunk: &Chunk) -> Option<(u32, u32, i64)> {
+        incremental::changed_text(self, chunk)
+    }
+
+    /// The old trees the last update replaced, for the caller to free when it suits it
+    /// (after publishing), rather than on the next update.
+    pub fn take_garbage(&mut self) -> incremental::Garbage {
+        incremental::take_garbage(self)
+    }
 }

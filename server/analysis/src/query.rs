@@ -6,7 +6,10 @@
 //! per model: the innermost op around an offset is found by binary search, then only that
 //! op's own names, operands and attributes are looked at.
 
+pub mod occurrences;
+
 use crate::model::{Model, OpId, ValueDef, ValueId};
+use occurrences::{list_meshes, op_occurrences, AxisScope, Occurrence};
 use sdy_syntax::sdy::{MeshRefAst, SdyAttr, ShardingAst};
 use sdy_syntax::tree::{Attr, AttrDict, AttrKind, Custom, NamedAttr, Op};
 use sdy_syntax::Span;
@@ -71,6 +74,110 @@ impl Index {
         let id = self.op_at(model, offset)?;
         value_at(model, id, offset).or_else(|| symbol_at(model, id, offset))
     }
+
+    /// The axis name at `offset`: an axis of a mesh, of a sharding or of an axis list.
+    pub fn axis_at(&self, model: &Model, offset: u32) -> Option<AxisTarget> {
+        let id = self.op_at(model, offset)?;
+        let mut found = None;
+        op_occurrences(model, id, &mut |o| {
+            if let Occurrence::Axis { scope, name, span, is_def } = o {
+                if found.is_none() && span.touches(offset) {
+                    found = Some(AxisTarget {
+                        of: AxisOf::from(scope),
+                        name: name.into(),
+                        span,
+                        is_def,
+                        op: id,
+                    });
+                }
+            }
+        });
+        found
+    }
+}
+
+/// Which mesh an axis name belongs to (the owned form of [`AxisScope`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AxisOf {
+    Mesh(String),
+    /// An inline mesh, by its span.
+    Inline(Span),
+    /// An axis list of this op: the mesh of the op's shardings.
+    List(OpId),
+}
+
+impl From<AxisScope<'_>> for AxisOf {
+    fn from(s: AxisScope<'_>) -> AxisOf {
+        match s {
+            AxisScope::Mesh(m) => AxisOf::Mesh(m.to_string()),
+            AxisScope::Inline(span) => AxisOf::Inline(span),
+            AxisScope::List(op) => AxisOf::List(op),
+        }
+    }
+}
+
+/// An axis name under the cursor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AxisTarget {
+    pub of: AxisOf,
+    /// As written between the quotes.
+    pub name: String,
+    /// The quoted name (`"x"`, also of a sub-axis `"x":(1)2`).
+    pub span: Span,
+    /// In a mesh (`sdy.mesh` or inline), rather than a use.
+    pub is_def: bool,
+    /// The op the name is written in.
+    pub op: OpId,
+}
+
+/// Where an axis is defined: its quoted name in the mesh (`"x"` of `"x"=2`). An axis
+/// list whose op names several meshes gives the axis in each of them.
+pub fn axis_definitions(model: &Model, target: &AxisTarget) -> Vec<Span> {
+    let meshes: Vec<&str> = match &target.of {
+        AxisOf::Mesh(m) => vec![m.as_str()],
+        AxisOf::List(op) => list_meshes(model, *op),
+        AxisOf::Inline(mesh) => {
+            let mut defs = Vec::new();
+            op_occurrences(model, target.op, &mut |o| match o {
+                Occurrence::Axis { scope: AxisScope::Inline(s), name, span, is_def: true }
+                    if s == *mesh && name == target.name =>
+                {
+                    defs.push(span)
+                }
+                _ => {}
+            });
+            return defs;
+        }
+    };
+    meshes.into_iter().filter_map(|m| mesh_axis_name_span(model, m, &target.name)).collect()
+}
+
+/// The quoted name of axis `axis` in the definition of mesh `mesh`.
+pub fn mesh_axis_name_span(model: &Model, mesh: &str, axis: &str) -> Option<Span> {
+    let op = model.mesh(mesh)?.op;
+    let mut def = None;
+    op_occurrences(model, op, &mut |o| match o {
+        Occurrence::Axis { scope: AxisScope::Mesh(_), name, span, is_def: true }
+            if name == axis && def.is_none() =>
+        {
+            def = Some(span)
+        }
+        _ => {}
+    });
+    def
+}
+
+/// The operand a block argument of `sdy.manual_computation` or `sdy.named_computation`
+/// stands for (argument `i` of the body is operand `i` of the op): the operand's span.
+pub fn computation_operand(model: &Model, v: ValueId) -> Option<Span> {
+    let ValueDef::BlockArg { op, region: 0, block: 0, index } = model.value(v).def else {
+        return None;
+    };
+    let info = model.op(op);
+    if !matches!(info.name(), "sdy.manual_computation" | "sdy.named_computation") {
+        return None;
+    }
+    Some(info.node.operands.get(index as usize)?.span.shift(info.start))
 }
 
 /// A value defined or used by op `id` itself (not by a nested op) at `offset`.
@@ -185,9 +292,15 @@ fn in_sharding(sh: &ShardingAst, rel: u32) -> Option<(String, Span)> {
     }
 }
 
-/// Where a target is defined: the name of the value or symbol in its definition.
+/// Where a target is defined: the name of the value or symbol in its definition. From
+/// the block argument of a manual or named computation, the operand it stands for.
 pub fn definition(model: &Model, target: &Target) -> Option<Span> {
     match target {
+        Target::Value { values, is_def: true, .. }
+            if values.len() == 1 && computation_operand(model, values[0]).is_some() =>
+        {
+            computation_operand(model, values[0])
+        }
         Target::Value { values, .. } => values.first().map(|&v| model.value(v).span),
         Target::Symbol { name, kind: SymbolKind::Mesh, .. } => Some(model.mesh(name)?.name_span),
         Target::Symbol { name, kind: SymbolKind::Func, .. } => {

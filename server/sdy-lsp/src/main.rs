@@ -13,8 +13,10 @@ const USAGE: &str = "\
 usage: sdy-lsp [serve]                      run the language server on stdio
        sdy-lsp check [--format text|json] [--split-input-file] FILE...
        sdy-lsp opt FILE|- [sdy_opt flags]   parse, verify, run passes, print like sdy_opt
-       sdy-lsp explain [--split-input-file] FILE:LINE:COL
-                                            explain the sharding, mesh, axis, value or op there
+       sdy-lsp explain [--split-input-file] [--markdown] FILE:LINE:COL
+                                            the hover there: what the sharding, mesh, axis,
+                                            value or op means (also inside xla.sdy.* and
+                                            mhlo.sharding strings)
        sdy-lsp --version";
 
 fn main() -> ExitCode {

@@ -9,22 +9,86 @@ use serde_json::json;
 async fn capabilities_default_to_utf16() {
     let mut s = TestServer::new();
     let r = s.initialize(json!({})).await;
-    expect![[r#"
+    expect![[r##"
         {
           "capabilities": {
+            "codeActionProvider": {
+              "codeActionKinds": [
+                "quickfix",
+                "source"
+              ]
+            },
+            "codeLensProvider": {
+              "resolveProvider": false
+            },
+            "completionProvider": {
+              "triggerCharacters": [
+                "@",
+                "%",
+                "{",
+                ",",
+                "\"",
+                ".",
+                "#",
+                "<"
+              ]
+            },
             "definitionProvider": true,
+            "documentSymbolProvider": true,
+            "executeCommandProvider": {
+              "commands": [
+                "sdy.propagate",
+                "sdy.showPropagatedModule"
+              ]
+            },
+            "foldingRangeProvider": true,
             "hoverProvider": true,
+            "inlayHintProvider": {
+              "resolveProvider": true
+            },
             "positionEncoding": "utf-16",
+            "referencesProvider": true,
+            "renameProvider": true,
+            "semanticTokensProvider": {
+              "full": {
+                "delta": true
+              },
+              "legend": {
+                "tokenModifiers": [
+                  "declaration",
+                  "subAxis"
+                ],
+                "tokenTypes": [
+                  "namespace",
+                  "type",
+                  "typeParameter",
+                  "parameter",
+                  "variable",
+                  "property",
+                  "enumMember",
+                  "function",
+                  "keyword",
+                  "modifier",
+                  "comment",
+                  "string",
+                  "number",
+                  "operator",
+                  "decorator"
+                ]
+              },
+              "range": true
+            },
             "textDocumentSync": {
               "change": 2,
-              "openClose": true
+              "openClose": true,
+              "save": true
             }
           },
           "serverInfo": {
             "name": "sdy-lsp",
             "version": "0.1.0"
           }
-        }"#]]
+        }"##]]
     .assert_eq(&serde_json::to_string_pretty(&r).unwrap());
 }
 

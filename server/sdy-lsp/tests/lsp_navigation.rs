@@ -253,10 +253,11 @@ async fn plain_text_hover_without_markdown() {
     let h = s.hover(line, col).await.unwrap();
     expect![[r#"
         4:2-4:4 "plaintext"
-        **%1** : tensor<8x8xf32> — the result of stablehlo.add
+        %1 : tensor<8x8xf32> — the result of stablehlo.add
 
         No sharding written: propagation treats it as fully open (any dimension may be sharded).
 
-        1 use."#]]
+        1 use.
+    "#]]
     .assert_eq(&render_hover(&h));
 }

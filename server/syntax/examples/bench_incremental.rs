@@ -1,14 +1,20 @@
 //! Full-parse throughput and incremental edit latency on a file.
 //!
 //! ```text
-//! cargo run --release -p sdy-syntax --example bench_incremental -- FILE [--split] [--check]
+//! cargo run --release -p sdy-syntax --example bench_incremental -- FILE [--split] [--check] [--runs N]
 //! ```
 //!
-//! Prints the lex+parse throughput of FILE (median of several runs), then the median and
-//! p95 latency of one-character edits (`Document::apply_edit`: re-lex, re-parse, splice)
-//! at 200 positions spread through the middle half of the file: inserting a space,
-//! deleting it again, and replacing a digit. `--check` compares the final tree with a
-//! fresh parse.
+//! Prints the lex+parse throughput of FILE: the first parse of the process (fresh memory,
+//! what opening a file in a new server costs) and the minimum and median over N more runs,
+//! by wall clock and by the thread's CPU time (which a loaded machine inflates less), with
+//! the load average; then the median and p95 latency of one-character edits
+//! (`Document::apply_edit`: re-lex, re-parse, splice) at 200 positions spread through the
+//! middle half of the file: inserting a space, deleting it again, and replacing a digit.
+//! `--check` compares the final tree with a fresh parse. Freeing a tree is timed apart.
+//!
+//! Instructions per MB (no hardware counters in a VM) come from callgrind:
+//! `valgrind --tool=callgrind --toggle-collect='sdy_syntax::parser::parse_top_level'
+//! target/release/examples/parse_stats FILE`.
 
 /// The binary uses mimalloc; measure what it does.
 #[global_allocator]
@@ -27,21 +33,50 @@ fn main() {
         std::process::exit(2);
     };
     let split = args.iter().any(|a| a == "--split");
+    let runs: usize = match args.iter().position(|a| a == "--runs") {
+        Some(i) => args.get(i + 1).and_then(|n| n.parse().ok()).unwrap_or(5),
+        None => 5,
+    };
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let mb = text.len() as f64 / 1e6;
-    println!("{path}: {:.2} MB, {} lines", mb, text.lines().count());
+    println!("{path}: {:.2} MB, {} lines; load average {}", mb, text.lines().count(), loadavg());
 
-    // Full parse: the parser alone, and a whole Document (rope and bookkeeping too).
-    let runs = if text.len() > 20_000_000 { 3 } else { 7 };
-    let parse = median((0..runs).map(|_| time(|| parser::parse_top_level(&text).len())).collect());
-    let new =
-        median((0..runs).map(|_| time(|| Document::new(&text, split).chunks().len())).collect());
+    // Full parse: the parser alone (freeing the tree not counted), and a whole Document
+    // (rope and bookkeeping too).
+    let first = timed(|| parser::parse_top_level(&text));
+    let (mut wall, mut cpu, mut free) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let t = timed(|| parser::parse_top_level(&text));
+        wall.push(t.wall);
+        cpu.push(t.cpu);
+        free.push(timed(|| drop(t.value)).wall);
+    }
+    let rate = |d: Duration| mb / d.as_secs_f64();
     println!(
-        "full lex+parse:   {:>8.2} ms  {:>7.1} MB/s  (median of {runs})",
-        ms(parse),
-        mb / parse.as_secs_f64()
+        "full lex+parse, first run:  {:>8.2} ms  {:>7.1} MB/s  (cpu {:.2} ms, {:.1} MB/s)",
+        ms(first.wall),
+        rate(first.wall),
+        ms(first.cpu),
+        rate(first.cpu),
     );
-    println!("Document::new:    {:>8.2} ms  {:>7.1} MB/s", ms(new), mb / new.as_secs_f64());
+    drop(first.value);
+    for (name, times) in [("wall", &wall), ("cpu ", &cpu)] {
+        let (min, med) = (min(times), median(times.clone()));
+        println!(
+            "full lex+parse, {name}:       min {:>8.2} ms {:>7.1} MB/s   median {:>8.2} ms {:>7.1} MB/s  ({runs} runs)",
+            ms(min),
+            rate(min),
+            ms(med),
+            rate(med),
+        );
+    }
+    println!("freeing the tree: median {:.2} ms", ms(median(free)));
+    let new = median(
+        (0..runs.min(3))
+            .map(|_| timed(|| Document::new(&text, split).chunks().len()).wall)
+            .collect(),
+    );
+    println!("Document::new:    {:>8.2} ms  {:>7.1} MB/s", ms(new), rate(new));
 
     // One-character edits through the middle half of the file.
     let mut doc = Document::new(&text, split);
@@ -108,10 +143,33 @@ fn timed_edit(
     (start.elapsed(), stats)
 }
 
-fn time<T>(f: impl FnOnce() -> T) -> Duration {
-    let start = Instant::now();
-    std::hint::black_box(f());
-    start.elapsed()
+struct Timed<T> {
+    value: T,
+    wall: Duration,
+    cpu: Duration,
+}
+
+fn timed<T>(f: impl FnOnce() -> T) -> Timed<T> {
+    let (start, cpu_start) = (Instant::now(), thread_cpu_time());
+    let value = std::hint::black_box(f());
+    Timed { value, wall: start.elapsed(), cpu: thread_cpu_time().saturating_sub(cpu_start) }
+}
+
+/// CPU time of the calling thread.
+fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid timespec to write to.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+fn loadavg() -> String {
+    let s = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+}
+
+fn min(v: &[Duration]) -> Duration {
+    v.iter().copied().min().unwrap_or_default()
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {

@@ -115,10 +115,23 @@ struct Plan {
 impl Document {
     /// Parses `text`; with `split`, as `// -----` separated chunks (`--split-input-file`).
     pub fn new(text: &str, split: bool) -> Document {
-        let chunks: Vec<Chunk> =
-            chunk_spans(text, split).into_iter().map(|s| parse_chunk(text, s)).collect();
-        let far = chunks.iter().map(far_table).collect();
-        Document { rope: Rope::from_str(text), split, chunks, far }
+        let parse = || {
+            let chunks: Vec<Chunk> =
+                chunk_spans(text, split).into_iter().map(|s| parse_chunk(text, s)).collect();
+            let far = chunks.iter().map(far_table).collect();
+            (chunks, far)
+        };
+        // A big text's rope is built on another core while it is parsed.
+        let (rope, (chunks, far)) = if text.len() >= 1 << 20 {
+            std::thread::scope(|s| {
+                let rope = s.spawn(|| Rope::from_str(text));
+                let parsed = parse();
+                (rope.join().unwrap_or_else(|p| std::panic::resume_unwind(p)), parsed)
+            })
+        } else {
+            (Rope::from_str(text), parse())
+        };
+        Document { rope, split, chunks, far }
     }
 
     pub fn text(&self) -> &Rope {

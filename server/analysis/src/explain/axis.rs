@@ -5,7 +5,7 @@ use super::devices::{self, axis_size};
 use super::locate::Site;
 use super::sharding::checked_product;
 use super::site::site_label;
-use super::{code_list, ordinal, MeshOf};
+use super::{code_list, ordinal, MeshOf, NamedMesh};
 use crate::model::sharding::{AxisRef, Mesh, TensorSharding};
 use crate::model::{Model, OpId};
 use std::fmt::Write;
@@ -50,13 +50,14 @@ pub fn sub_axis_words(a: &AxisRef, full: i64) -> String {
 /// Explains an axis ref inside a sharding: the axis, its role in the sharding.
 pub fn explain_axis(
     model: &Model,
+    extra: &[NamedMesh],
     op: OpId,
     site: &Site,
     s: &TensorSharding,
     a: &AxisRef,
 ) -> String {
     let mut out = String::new();
-    let mesh_of = MeshOf::resolve(model, s);
+    let mesh_of = MeshOf::resolve_in(model, extra, s);
     let mesh = mesh_of.mesh();
     let full = mesh.and_then(|m| m.axis(&a.name)).map(|x| x.size);
     match (a.sub, full) {

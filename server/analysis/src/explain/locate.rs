@@ -249,7 +249,13 @@ fn find_sdy(attr: &Attr, rel: u32) -> Option<(&SdyAttr, Span)> {
 }
 
 /// The part of a sharding under `offset`: its mesh, an axis, or the whole.
-fn in_sharding(op: OpId, site: Site, sharding: TensorSharding, range: Span, offset: u32) -> Target {
+pub fn in_sharding(
+    op: OpId,
+    site: Site,
+    sharding: TensorSharding,
+    range: Span,
+    offset: u32,
+) -> Target {
     match &sharding.mesh {
         MeshRef::Symbol { name, span } if span.contains(offset) => {
             return Target::MeshSymbol { name: name.clone(), span: *span };
@@ -268,7 +274,8 @@ fn in_sharding(op: OpId, site: Site, sharding: TensorSharding, range: Span, offs
     Target::Sharding { op, site, sharding, range }
 }
 
-fn in_mesh(name: Option<String>, mesh: Mesh, range: Span, offset: u32) -> Target {
+/// The part of a mesh body under `offset`: an axis, or the whole (`range`).
+pub fn in_mesh(name: Option<String>, mesh: Mesh, range: Span, offset: u32) -> Target {
     match mesh.axes.iter().position(|a| a.span.contains(offset)) {
         Some(index) => Target::MeshAxis { name, mesh, index },
         None => Target::MeshBody { name, mesh, range },

@@ -9,12 +9,14 @@ pub mod gspmd;
 pub mod jax;
 pub mod locate;
 mod mesh;
+pub mod plain;
 pub mod sharding;
 pub mod site;
 mod tables;
 #[cfg(test)]
 mod tests;
 mod value;
+pub mod why;
 
 use crate::model::sharding::{Mesh, MeshRef, TensorSharding};
 use crate::model::{Model, OpId, ValueId};
@@ -72,14 +74,23 @@ pub fn at(model: &Model, src: &str, offset: u32) -> Option<Explanation> {
         return None;
     }
     let target = locate::locate(model, offset)?;
+    Some(explain_target(model, &[], &target))
+}
+
+/// A mesh known by name besides the module's `sdy.mesh` ops (one of an `xla.sdy.meshes`
+/// string).
+pub type NamedMesh = (String, Mesh);
+
+/// Explains `target`; a mesh symbol the model does not define is looked up in `extra`.
+pub fn explain_target(model: &Model, extra: &[NamedMesh], target: &Target) -> Explanation {
     let range = target.range(model);
-    let (markdown, subject) = match &target {
+    let (markdown, subject) = match target {
         Target::Sharding { op, site, sharding, .. } => {
-            let facts = sharding::facts(model, *op, site, sharding);
-            (sharding::explain(model, *op, site, &facts), Subject::Sharding(Box::new(facts)))
+            let facts = sharding::facts(model, extra, *op, site, sharding);
+            (sharding::explain(model, extra, *op, site, &facts), Subject::Sharding(Box::new(facts)))
         }
         Target::ShardingAxis { op, site, sharding, axis } => (
-            axis::explain_axis(model, *op, site, sharding, axis),
+            axis::explain_axis(model, extra, *op, site, sharding, axis),
             Subject::Axis { axis: axis.display(), mesh: sharding.mesh_name().map(str::to_string) },
         ),
         Target::ListAxis { op, key, dim, axis } => (
@@ -87,7 +98,8 @@ pub fn at(model: &Model, src: &str, offset: u32) -> Option<Explanation> {
             Subject::Axis { axis: axis.display(), mesh: mesh::op_mesh_name(model, *op) },
         ),
         Target::MeshSymbol { name, .. } => {
-            let mesh = model.mesh(name).and_then(|m| m.mesh.as_ref());
+            let mesh =
+                model.mesh(name).and_then(|m| m.mesh.as_ref()).or_else(|| extra_mesh(extra, name));
             (mesh::explain_mesh(Some(name), mesh), Subject::Mesh { name: Some(name.clone()) })
         }
         Target::MeshBody { name, mesh, .. } => {
@@ -102,7 +114,11 @@ pub fn at(model: &Model, src: &str, offset: u32) -> Option<Explanation> {
         }
         Target::OpName { op } => (value::explain_op(model, *op), Subject::Op(*op)),
     };
-    Some(Explanation { range, markdown, subject })
+    Explanation { range, markdown, subject }
+}
+
+fn extra_mesh<'a>(extra: &'a [NamedMesh], name: &str) -> Option<&'a Mesh> {
+    extra.iter().find(|(n, _)| n == name).map(|(_, m)| m)
 }
 
 /// The mesh a sharding is bound to, resolved.
@@ -115,12 +131,26 @@ pub(crate) enum MeshOf<'a> {
 
 impl<'a> MeshOf<'a> {
     pub(crate) fn resolve(model: &'a Model, s: &'a TensorSharding) -> MeshOf<'a> {
+        MeshOf::resolve_in(model, &[], s)
+    }
+    /// Resolves a symbol through the model, then `extra`.
+    pub(crate) fn resolve_in(
+        model: &'a Model,
+        extra: &'a [NamedMesh],
+        s: &'a TensorSharding,
+    ) -> MeshOf<'a> {
         match &s.mesh {
             MeshRef::Inline(m) => MeshOf::Inline(m),
-            MeshRef::Symbol { name, .. } => match model.mesh(name).and_then(|m| m.mesh.as_ref()) {
-                Some(m) => MeshOf::Symbol(name, m),
-                None => MeshOf::Missing(name),
-            },
+            MeshRef::Symbol { name, .. } => {
+                match model
+                    .mesh(name)
+                    .and_then(|m| m.mesh.as_ref())
+                    .or_else(|| extra_mesh(extra, name))
+                {
+                    Some(m) => MeshOf::Symbol(name, m),
+                    None => MeshOf::Missing(name),
+                }
+            }
         }
     }
     pub(crate) fn mesh(&self) -> Option<&'a Mesh> {

@@ -7,21 +7,37 @@ use super::locate::Site;
 use super::site::{manual_axes, site_type};
 use super::tables::{device_table, dim_table};
 use super::ShardingFacts;
-use super::{code_list, gspmd, jax, shard_range, type_string, with_dims, MeshOf};
+use super::{code_list, gspmd, jax, shard_range, type_string, with_dims, MeshOf, NamedMesh};
 use crate::model::sharding::{AxisRef, Mesh, TensorSharding};
 use crate::model::{Model, OpId};
 use sdy_syntax::sdy::Reduction;
 use sdy_syntax::tree::{Dim, Type, TypeKind};
 use std::fmt::Write;
 
-/// The structured facts about a sharding at `site` of `op`.
-pub fn facts(model: &Model, op: OpId, site: &Site, s: &TensorSharding) -> ShardingFacts {
+/// The structured facts about a sharding at `site` of `op` (`extra`: meshes known
+/// besides the model's).
+pub fn facts(
+    model: &Model,
+    extra: &[NamedMesh],
+    op: OpId,
+    site: &Site,
+    s: &TensorSharding,
+) -> ShardingFacts {
     let ty = site_type(model, op, site);
-    facts_for(model, s, ty)
+    facts_in(model, extra, s, ty)
 }
 
 pub(crate) fn facts_for(model: &Model, s: &TensorSharding, ty: Option<Type>) -> ShardingFacts {
-    let mesh = MeshOf::resolve(model, s);
+    facts_in(model, &[], s, ty)
+}
+
+fn facts_in(
+    model: &Model,
+    extra: &[NamedMesh],
+    s: &TensorSharding,
+    ty: Option<Type>,
+) -> ShardingFacts {
+    let mesh = MeshOf::resolve_in(model, extra, s);
     let (local_shape, partition_spec, hlo_sharding) = match mesh.mesh() {
         Some(m) => {
             (ty.as_ref().and_then(|t| local_shape(m, s, t)), pspec(m, s), gspmd::hlo_sharding(m, s))
@@ -71,7 +87,13 @@ pub(crate) fn ceil_div(n: i64, d: i64) -> i64 {
 }
 
 /// The full explanation of a sharding.
-pub fn explain(model: &Model, op: OpId, site: &Site, f: &ShardingFacts) -> String {
+pub fn explain(
+    model: &Model,
+    extra: &[NamedMesh],
+    op: OpId,
+    site: &Site,
+    f: &ShardingFacts,
+) -> String {
     let s = &f.sharding;
     let mut out = String::new();
     let ty = f.value_type.as_ref();
@@ -80,7 +102,7 @@ pub fn explain(model: &Model, op: OpId, site: &Site, f: &ShardingFacts) -> Strin
         let _ = write!(out, " · `{}`", type_string(t));
     }
     let _ = writeln!(out, "\n\n```mlir\n{s}\n```\n");
-    let mesh_of = MeshOf::resolve(model, s);
+    let mesh_of = MeshOf::resolve_in(model, extra, s);
     let _ = writeln!(out, "{}\n", mesh_line(&mesh_of));
     let Some(mesh) = mesh_of.mesh() else {
         dims_without_mesh(s, &mut out);

@@ -131,17 +131,20 @@ pub fn apply_sharding_constraints_debug(
         }
     }
     let mut applied = Vec::new();
+    // One index, rebuilt only after a structural edit (see `GraphCache`).
+    let mut cache = GraphCache::new(m);
     for t in targets {
-        let g = Graph::build(m);
-        let Some(op) = find(&g, t) else { continue };
+        let g = cache.get(m);
+        let Some(op) = find(g, t) else { continue };
         match t {
             Target::Constraint(result) => {
-                if let Some(tail) = chain_tail(m, &g, op) {
+                if let Some(tail) = chain_tail(m, g, op) {
                     let input = g.nodes[op].operands[0];
                     let tail_result = g.nodes[tail].results[0];
                     let tail_path = g.nodes[tail].path.clone();
                     let (tl, tparent) = tail_path.split_last().expect("non-root");
                     let uses: Vec<(OpIdx, usize)> = g.live_uses(input).collect();
+                    let mut rewired = false;
                     for (u, _) in uses {
                         if u == op || g.nodes[u].name == "func.return" {
                             continue;
@@ -152,35 +155,40 @@ pub fn apply_sharding_constraints_debug(
                             for v in &mut g.op_mut(m, u).operands {
                                 if *v == input {
                                     *v = tail_result;
+                                    rewired = true;
                                 }
                             }
                         }
                     }
+                    if rewired {
+                        cache.invalidate();
+                    }
                 }
-                let g = Graph::build(m);
-                let Some(op) = find(&g, t) else { continue };
+                let g = cache.get(m);
+                let Some(op) = find(g, t) else { continue };
                 let input = g.nodes[op].operands[0];
                 let Some(s) = sharding_of(g.op(m, op).prop("sharding")) else { continue };
-                if !should_apply(m, &g, input, &s) {
+                if !should_apply(m, g, input, &s) {
                     continue;
                 }
-                if is_edge_related(&g, input) {
+                if is_edge_related(g, input) {
                     // Move the constraint right after the input; it takes every use.
                     let path = g.nodes[op].path.clone();
                     let (last, parent) = path.split_last().expect("non-root");
                     let moved =
                         op_at_path_mut(m, parent).regions[last.0].blocks[last.1].ops.remove(last.2);
-                    let g2 = Graph::build(m);
-                    if let Some((p, r, b, at)) = insertion_after(&g2, input) {
+                    cache.invalidate();
+                    if let Some((p, r, b, at)) = insertion_after(cache.get(m), input) {
                         insert_op(m, &p, r, b, at, moved);
                     }
                     replace_all_uses_except(m, input, result, result);
-                    set_unreduced(m, input, &s);
+                    cache.invalidate();
+                    set_unreduced(m, &mut cache, input, &s);
                 } else {
                     let before_in = g.sharding(m, input);
                     g.set_sharding(m, input, s.clone());
                     if let Some(dbg) = debug.as_deref_mut() {
-                        record_step(m, &g, dbg, op, input, result, before_in, &s);
+                        record_step(m, g, dbg, op, input, result, before_in, &s);
                     }
                     applied.push(Applied {
                         source: result,
@@ -197,11 +205,11 @@ pub fn apply_sharding_constraints_debug(
                     g.nodes[op].args.first().and_then(|r| r.first()).cloned().unwrap_or_default();
                 let ins = per_value(g.op(m, op).prop("in_shardings")).unwrap_or_default();
                 for (k, (&input, s)) in operands.iter().zip(ins.iter()).enumerate() {
-                    let g = Graph::build(m);
-                    if !should_apply(m, &g, input, s) {
+                    let g = cache.get(m);
+                    if !should_apply(m, g, input, s) {
                         continue;
                     }
-                    if is_edge_related(&g, input) {
+                    if is_edge_related(g, input) {
                         let ty = m.ty(input).map(str::to_string);
                         let nv = m.new_value(ty);
                         let mut c = Op::pretty(
@@ -212,10 +220,10 @@ pub fn apply_sharding_constraints_debug(
                         );
                         c.set_prop("sharding", Attr::Sharding(s.clone()));
                         replace_all_uses_except(m, input, nv, nv);
-                        if let Some((p, r, b, at)) = insertion_after(&g, input) {
+                        if let Some((p, r, b, at)) = insertion_after(g, input) {
                             insert_op(m, &p, r, b, at, c);
                         }
-                        set_unreduced(m, input, s);
+                        set_unreduced(m, &mut cache, input, s);
                     } else {
                         g.set_sharding(m, input, s.clone());
                         if let Some(&a) = args.get(k) {
@@ -241,11 +249,11 @@ fn is_edge_related(g: &Graph, input: ValueId) -> bool {
 }
 
 /// Copies the unreduced axes of `s` onto `input`'s sharding (they do not propagate).
-fn set_unreduced(m: &mut Module, input: ValueId, s: &TensorSharding) {
+fn set_unreduced(m: &mut Module, cache: &mut GraphCache, input: ValueId, s: &TensorSharding) {
     if s.unreduced.is_empty() {
         return;
     }
-    let g = Graph::build(m);
+    let g = cache.get(m);
     let cur = g.sharding(m, input).unwrap_or_else(|| open_sharding(&s.mesh, g.ty(m, input).rank()));
     let mut new = cur;
     new.unreduced = s.unreduced.clone();

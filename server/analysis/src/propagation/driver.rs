@@ -71,7 +71,8 @@ pub struct Driver<'a> {
     pub src: &'a str,
     by_origin: HashMap<u32, OpId>,
     /// `getOrCreateShardingRule` results.
-    pub rules: HashMap<OpIdx, Option<OpShardingRule>>,
+    /// Rules by op, shared (not copied) by every visit.
+    pub rules: HashMap<OpIdx, Option<std::sync::Arc<OpShardingRule>>>,
     /// Ops whose rule was created (attached) during this pass.
     pub created: HashSet<OpIdx>,
     pub conservative: bool,
@@ -193,7 +194,7 @@ impl<'a> Driver<'a> {
 
     /// The rule of op `i` (`getOrCreateShardingRule`): its `sdy.sharding_rule`, else the
     /// registry's (remembered as attached).
-    pub fn rule(&mut self, i: OpIdx) -> Option<OpShardingRule> {
+    pub fn rule(&mut self, i: OpIdx) -> Option<std::sync::Arc<OpShardingRule>> {
         if let Some(r) = self.rules.get(&i) {
             return r.clone();
         }
@@ -230,6 +231,7 @@ impl<'a> Driver<'a> {
                 RuleLookup::NoRule => None,
             }
         };
+        let r = r.map(std::sync::Arc::new);
         self.rules.insert(i, r.clone());
         r
     }
@@ -491,6 +493,7 @@ impl<'a> Driver<'a> {
             self.worklist.push(i);
         }
         while let Some(op) = self.worklist.pop() {
+            super::editor::pause_point();
             self.in_list[op] = false;
             if self.g.erased[op] {
                 continue;

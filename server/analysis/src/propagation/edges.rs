@@ -4,6 +4,7 @@
 use super::graph::*;
 use crate::print::ir::{Attr, Module, Op, ValueId};
 use crate::print::sdy::TensorSharding;
+use std::collections::HashMap;
 
 /// Ops in post-order (children before parents), not including the module.
 pub fn post_order(g: &Graph) -> Vec<OpIdx> {
@@ -58,6 +59,27 @@ pub fn replace_all_uses_except(m: &mut Module, from: ValueId, to: ValueId, excep
     });
 }
 
+/// Replaces every use of a key of `map` by its value (followed through the map).
+pub fn replace_uses_through(m: &mut Module, map: &HashMap<ValueId, ValueId>) {
+    if map.is_empty() {
+        return;
+    }
+    let resolve = |mut v: ValueId| {
+        for _ in 0..map.len() {
+            match map.get(&v) {
+                Some(&t) if t != v => v = t,
+                _ => break,
+            }
+        }
+        v
+    };
+    m.top.walk_mut(&mut |op: &mut Op| {
+        for v in &mut op.operands {
+            *v = resolve(*v);
+        }
+    });
+}
+
 /// Where to insert right after `v`'s definition: (parent path, region, block, index).
 pub fn insertion_after(g: &Graph, v: ValueId) -> Option<InsertPoint> {
     match g.def(v)? {
@@ -67,27 +89,6 @@ pub fn insertion_after(g: &Graph, v: ValueId) -> Option<InsertPoint> {
         }
         Def::Arg { op, region, block, .. } => Some((g.nodes[op].path.clone(), region, block, 0)),
     }
-}
-
-/// A new `sdy.data_flow_edge` of `input` (with `sharding` if any) inserted right after
-/// it; every other use of `input` goes through it. Returns the edge's result.
-fn add_edge(
-    m: &mut Module,
-    g: &Graph,
-    input: ValueId,
-    sharding: Option<TensorSharding>,
-) -> ValueId {
-    let ty = m.ty(input).map(str::to_string);
-    let nv = m.new_value(ty);
-    replace_all_uses_except(m, input, nv, nv);
-    let mut op = Op::pretty("sdy.data_flow_edge", vec![input], vec![nv], Vec::new());
-    if let Some(s) = sharding {
-        op.set_prop("sharding", Attr::Sharding(s));
-    }
-    if let Some((parent, r, b, at)) = insertion_after(g, input) {
-        insert_op(m, &parent, r, b, at, op);
-    }
-    nv
 }
 
 /// The edge owners of a data-flow op: (block-argument owners, result owners).
@@ -116,18 +117,76 @@ pub fn add_data_flow_edges(m: &mut Module) {
 }
 
 /// Adds the edges of each (block-argument owners, result owners) pair, in order.
+///
+/// Equivalent to adding them one at a time (each edge right after its input, taking
+/// every other use of it), computed on one index: the edges of different owners do not
+/// see each other, so all uses are rewired in one walk and the edges inserted at the
+/// end, the later of two edges at the same place first (as repeated insertion at the
+/// same index leaves them).
 pub fn add_edges_for(m: &mut Module, work: Vec<(Vec<ValueId>, Vec<ValueId>)>) {
+    let g = Graph::build(m);
+    let mut inserts: Vec<(InsertPoint, Op)> = Vec::new();
+    let mut replace: HashMap<ValueId, ValueId> = HashMap::new();
     for (args, results) in work {
         for owners in [args, results] {
             for &owner in owners.iter().rev() {
-                let g = Graph::build(m);
                 if g.ty(m, owner).static_shape().is_none() {
                     continue;
                 }
-                let s = g.sharding(m, owner);
-                add_edge(m, &g, owner, s);
+                let sharding = g.sharding(m, owner);
+                let ty = m.ty(owner).map(str::to_string);
+                let nv = m.new_value(ty);
+                replace.insert(owner, nv);
+                let mut op = Op::pretty("sdy.data_flow_edge", vec![owner], vec![nv], Vec::new());
+                if let Some(s) = sharding {
+                    op.set_prop("sharding", Attr::Sharding(s));
+                }
+                if let Some(at) = insertion_after(&g, owner) {
+                    inserts.push((at, op));
+                }
             }
         }
+    }
+    if replace.is_empty() {
+        return;
+    }
+    m.top.walk_mut(&mut |op: &mut Op| {
+        for v in &mut op.operands {
+            if let Some(t) = replace.get(v) {
+                *v = *t;
+            }
+        }
+    });
+    inserts.reverse();
+    insert_all(m, inserts);
+}
+
+/// Inserts ops at points of the current module (indices of its blocks as they are
+/// now); ops for the same point keep their order in `inserts`.
+pub fn insert_all(m: &mut Module, inserts: Vec<(InsertPoint, Op)>) {
+    let mut by_block: HashMap<(Path, usize, usize), Vec<(usize, Op)>> = HashMap::new();
+    for ((parent, r, b, at), op) in inserts {
+        by_block.entry((parent, r, b)).or_default().push((at, op));
+    }
+    let mut blocks: Vec<_> = by_block.into_iter().collect();
+    // Deepest first: an insertion shifts later ops of its block, never the blocks above.
+    blocks.sort_by(|a, b| b.0 .0.len().cmp(&a.0 .0.len()).then_with(|| a.0.cmp(&b.0)));
+    for ((parent, r, b), mut list) in blocks {
+        list.sort_by_key(|(at, _)| *at); // stable: keeps the order per point
+        let block = &mut op_at_path_mut(m, &parent).regions[r].blocks[b];
+        let old = std::mem::take(&mut block.ops);
+        let mut ops = Vec::with_capacity(old.len() + list.len());
+        let mut pending = list.into_iter().peekable();
+        for (i, op) in old.into_iter().enumerate() {
+            while pending.peek().is_some_and(|(at, _)| *at <= i) {
+                if let Some((_, new)) = pending.next() {
+                    ops.push(new);
+                }
+            }
+            ops.push(op);
+        }
+        ops.extend(pending.map(|(_, new)| new));
+        block.ops = ops;
     }
 }
 
@@ -183,9 +242,8 @@ pub fn sink_data_flow_edges(m: &mut Module, origins: bool, edges_debug: bool) {
             }
         }
     }
-    for (_, input, res) in &removals {
-        m.top.replace_uses(*res, *input);
-    }
+    let map: HashMap<ValueId, ValueId> = removals.iter().map(|(_, i, r)| (*r, *i)).collect();
+    replace_uses_through(m, &map);
     removals.sort_by(|a, b| b.0.cmp(&a.0));
     for (path, _, _) in removals {
         let (last, parent) = path.split_last().expect("non-root");

@@ -108,6 +108,68 @@ pub struct Graph {
     pub mesh_list: Vec<(String, Mesh)>,
 }
 
+/// An index of the module kept across a pass's edits, rebuilt only when the
+/// structure may have changed. Every structural edit of the passes that use it
+/// inserts an op with a result (a new value), so the value count is the version;
+/// an edit that creates no value calls [`GraphCache::invalidate`].
+pub struct GraphCache {
+    g: Graph,
+    values: usize,
+    /// Ops carrying an integer marker attribute, by marker (rebuilt with the graph).
+    marked: HashMap<i128, OpIdx>,
+    marker: Option<&'static str>,
+}
+
+impl GraphCache {
+    pub fn new(m: &Module) -> GraphCache {
+        GraphCache {
+            g: Graph::build(m),
+            values: m.values.len(),
+            marked: HashMap::new(),
+            marker: None,
+        }
+    }
+
+    /// A cache that also finds ops by the integer value of their attribute `marker`.
+    pub fn with_marker(m: &Module, marker: &'static str) -> GraphCache {
+        let mut c = GraphCache::new(m);
+        c.marker = Some(marker);
+        c.index_markers(m);
+        c
+    }
+
+    fn index_markers(&mut self, m: &Module) {
+        self.marked.clear();
+        let Some(name) = self.marker else { return };
+        for i in 1..self.g.nodes.len() {
+            if let Some(Attr::Int { value, .. }) = self.g.op(m, i).attr(name) {
+                self.marked.insert(*value, i);
+            }
+        }
+    }
+
+    /// The index of `m` as it is now.
+    pub fn get(&mut self, m: &Module) -> &Graph {
+        if m.values.len() != self.values {
+            self.g = Graph::build(m);
+            self.values = m.values.len();
+            self.index_markers(m);
+        }
+        &self.g
+    }
+
+    /// The op marked `id`, in the graph [`GraphCache::get`] returns.
+    pub fn find(&mut self, m: &Module, id: i128) -> Option<OpIdx> {
+        self.get(m);
+        self.marked.get(&id).copied()
+    }
+
+    /// Forces a rebuild on the next [`GraphCache::get`].
+    pub fn invalidate(&mut self) {
+        self.values = usize::MAX;
+    }
+}
+
 pub fn op_at_path<'m>(m: &'m Module, path: &[(usize, usize, usize)]) -> &'m Op {
     let mut op = &m.top;
     for &(r, b, i) in path {
@@ -216,6 +278,20 @@ impl Graph {
         g
     }
 
+    /// The index of the op at `path` and of everything nested in it, for a pass that
+    /// works inside one op: node 0 is that op, paths are module paths; functions,
+    /// callers and meshes are not collected.
+    pub fn build_sub(m: &Module, path: &[(usize, usize, usize)]) -> Graph {
+        let mut g = Graph {
+            defs: vec![None; m.values.len()],
+            uses: vec![Vec::new(); m.values.len()],
+            ..Default::default()
+        };
+        g.visit(op_at_path(m, path), path.to_vec(), None);
+        g.erased = vec![false; g.nodes.len()];
+        g
+    }
+
     fn ensure(&mut self, v: ValueId) {
         let v = v as usize;
         if v >= self.defs.len() {
@@ -225,12 +301,27 @@ impl Graph {
     }
 
     fn visit(&mut self, op: &Op, path: Path, parent: Option<OpIdx>) -> OpIdx {
+        let mut path = path;
+        self.visit_at(op, &mut path, parent)
+    }
+
+    /// Indexes `op` (at `path`, which is restored before returning) and its regions.
+    fn visit_at(&mut self, op: &Op, path: &mut Path, parent: Option<OpIdx>) -> OpIdx {
         let idx = self.nodes.len();
+        let operands = mlir_operands(op);
+        for (i, &v) in operands.iter().enumerate() {
+            self.ensure(v);
+            self.uses[v as usize].push((idx, i));
+        }
+        for (i, &r) in op.results.iter().enumerate() {
+            self.ensure(r);
+            self.defs[r as usize] = Some(Def::Result { op: idx, index: i });
+        }
         self.nodes.push(Node {
             path: path.clone(),
             parent,
             name: op.name.clone(),
-            operands: mlir_operands(op),
+            operands,
             results: op.results.clone(),
             args: op
                 .regions
@@ -240,28 +331,20 @@ impl Graph {
             children: Vec::new(),
             origin: op.origin,
         });
-        for (i, &r) in op.results.iter().enumerate() {
-            self.ensure(r);
-            self.defs[r as usize] = Some(Def::Result { op: idx, index: i });
-        }
-        for (i, &v) in mlir_operands(op).iter().enumerate() {
-            self.ensure(v);
-            self.uses[v as usize].push((idx, i));
-        }
-        let mut children = Vec::new();
+        let mut children = Vec::with_capacity(op.regions.len());
         for (ri, r) in op.regions.iter().enumerate() {
-            let mut rc = Vec::new();
+            let mut rc = Vec::with_capacity(r.blocks.len());
             for (bi, b) in r.blocks.iter().enumerate() {
                 for (ai, &a) in b.args.iter().enumerate() {
                     self.ensure(a);
                     self.defs[a as usize] =
                         Some(Def::Arg { op: idx, region: ri, block: bi, index: ai });
                 }
-                let mut bc = Vec::new();
+                let mut bc = Vec::with_capacity(b.ops.len());
                 for (oi, c) in b.ops.iter().enumerate() {
-                    let mut p = path.clone();
-                    p.push((ri, bi, oi));
-                    bc.push(self.visit(c, p, Some(idx)));
+                    path.push((ri, bi, oi));
+                    bc.push(self.visit_at(c, path, Some(idx)));
+                    path.pop();
                 }
                 rc.push(bc);
             }
@@ -495,7 +578,7 @@ impl Graph {
             n if is_data_flow_op(n) => self.edge_owner_sharding(m, owner, def),
             _ => {
                 let Def::Result { index, .. } = def else { return None };
-                per_value(op.attr("sdy.sharding")).and_then(|v| v.get(index).cloned())
+                per_value_at(op.attr("sdy.sharding"), index)
             }
         }
     }
@@ -504,21 +587,19 @@ impl Graph {
         let op = self.op(m, owner);
         match (op.name.as_str(), def) {
             ("sdy.named_computation", Def::Arg { index, .. }) => {
-                per_value(op.prop("in_shardings"))?.get(index).cloned()
+                per_value_at(op.prop("in_shardings"), index)
             }
             ("sdy.named_computation", Def::Result { index, .. }) => {
-                per_value(op.prop("out_shardings"))?.get(index).cloned()
+                per_value_at(op.prop("out_shardings"), index)
             }
             ("sdy.manual_computation", Def::Arg { index, .. }) => {
-                let s = per_value(op.prop("in_shardings"))?.get(index).cloned()?;
+                let s = per_value_at(op.prop("in_shardings"), index)?;
                 Some(erase_manual_axes(&s, &manual_axes(op)))
             }
             ("sdy.manual_computation", Def::Result { index, .. }) => {
-                per_value(op.prop("out_shardings"))?.get(index).cloned()
+                per_value_at(op.prop("out_shardings"), index)
             }
-            (_, Def::Result { index, .. }) => {
-                per_value(op.attr("sdy.sharding")).and_then(|v| v.get(index).cloned())
-            }
+            (_, Def::Result { index, .. }) => per_value_at(op.attr("sdy.sharding"), index),
             _ => None,
         }
     }
@@ -636,13 +717,13 @@ impl Graph {
         let axes = manual_axes(op);
         match (self.def(input)?, before) {
             (Def::Arg { index, .. }, true) => {
-                let outer = per_value(op.prop("in_shardings"))?.get(index).cloned()?;
+                let outer = per_value_at(op.prop("in_shardings"), index)?;
                 Some(add_free_axes(&outer, &s, &axes))
             }
             (Def::Result { .. }, true) => Some(erase_manual_axes(&s, &axes)),
             (Def::Arg { .. }, false) => Some(erase_manual_axes(&s, &axes)),
             (Def::Result { index, .. }, false) => {
-                let outer = per_value(op.prop("out_shardings"))?.get(index).cloned()?;
+                let outer = per_value_at(op.prop("out_shardings"), index)?;
                 Some(add_free_axes(&outer, &s, &axes))
             }
         }
@@ -674,6 +755,14 @@ pub fn sharding_of(a: Option<&Attr>) -> Option<TensorSharding> {
     match a {
         Some(Attr::Sharding(s)) => Some(s.clone()),
         Some(Attr::PerValue(v)) if v.len() == 1 => Some(v[0].clone()),
+        _ => None,
+    }
+}
+
+/// Entry `index` of a per-value sharding list (the others are not copied).
+pub fn per_value_at(a: Option<&Attr>, index: usize) -> Option<TensorSharding> {
+    match a {
+        Some(Attr::PerValue(v)) => v.get(index).cloned(),
         _ => None,
     }
 }

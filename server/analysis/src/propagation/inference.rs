@@ -295,6 +295,84 @@ impl Explainer {
         let key = g.shardable_value(v).unwrap_or(v);
         self.origins.get(&key).cloned().unwrap_or_default()
     }
+
+    /// The origins recorded under `key` exactly.
+    pub fn origins_at(&self, key: ValueId) -> &[AxisOrigin] {
+        self.origins.get(&key).map_or(&[], Vec::as_slice)
+    }
+
+    /// The conflicts recorded under `key` exactly.
+    pub fn conflicts_at(&self, key: ValueId) -> &[Conflict] {
+        self.conflicts.get(&key).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// What the editor keeps of an explained propagation run: the explainer (keyed by the
+/// values of the module during the run) and the data-flow edges as they were then
+/// (edge input -> edge result), since later passes remove them while a value's origins
+/// may be recorded on its edge.
+#[derive(Default)]
+pub struct Explained {
+    pub explainer: Explainer,
+    pub edges: HashMap<ValueId, ValueId>,
+}
+
+impl Explained {
+    /// The origins of `v`'s axes (on the value or on its data-flow edge).
+    pub fn origins(&self, v: ValueId) -> Vec<AxisOrigin> {
+        let mut out: Vec<AxisOrigin> = Vec::new();
+        for k in [Some(v), self.edges.get(&v).copied()].into_iter().flatten() {
+            for o in self.explainer.origins_at(k) {
+                if !out.iter().any(|x| x.axis == o.axis) {
+                    out.push(o.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// The conflicts that kept axes away from `v` (or its data-flow edge).
+    pub fn conflicts(&self, v: ValueId) -> Vec<Conflict> {
+        let mut out: Vec<Conflict> = Vec::new();
+        for k in [Some(v), self.edges.get(&v).copied()].into_iter().flatten() {
+            out.extend(self.explainer.conflicts_at(k).iter().cloned());
+        }
+        out
+    }
+}
+
+/// Runs one strategy pass with the explainer, seeded with the module's shardings as
+/// they are before it.
+pub fn explain_strategy(
+    m: &mut Module,
+    model: &Model,
+    src: &str,
+    opts: &Options,
+) -> (super::Outcome, Explained) {
+    let mut ex = Explainer::default();
+    ex.prepare(m);
+    let (out, tracer) = run_strategy_traced(m, model, src, opts, Some(Box::new(ex)));
+    let explainer = tracer
+        .and_then(|t| t.as_any().downcast::<Explainer>().ok())
+        .map(|b| *b)
+        .unwrap_or_default();
+    (out, Explained { explainer, edges: edge_map(m) })
+}
+
+/// The data-flow edges of `m`: edge input -> edge result.
+pub fn edge_map(m: &Module) -> HashMap<ValueId, ValueId> {
+    let g = Graph::build(m);
+    let mut edge_of: HashMap<ValueId, ValueId> = HashMap::new();
+    for i in g.pre_order() {
+        if g.nodes[i].name == "sdy.data_flow_edge" {
+            if let (Some(&input), Some(&result)) =
+                (g.nodes[i].operands.first(), g.nodes[i].results.first())
+            {
+                edge_of.insert(input, result);
+            }
+        }
+    }
+    edge_of
 }
 
 impl Tracer for Explainer {
@@ -505,13 +583,7 @@ pub fn infer(src: &str, chunk: &Chunk, model: &Model, opts: &InferOptions) -> In
         .map(|b| *b)
         .unwrap_or_default();
     // Edge results hand their origins to their owners before the edges go away.
-    let g = Graph::build(&m);
-    let mut edge_of: HashMap<ValueId, ValueId> = HashMap::new();
-    for i in g.pre_order() {
-        if g.nodes[i].name == "sdy.data_flow_edge" {
-            edge_of.insert(g.nodes[i].operands[0], g.nodes[i].results[0]);
-        }
-    }
+    let edge_of = edge_map(&m);
     edges::sink_data_flow_edges(&mut m, false, false);
     let values = reports(&m, &ex, &edge_of, &written);
     Inference { module: m, values, warnings: out.warnings, failure: out.failure }

@@ -10,11 +10,13 @@
 //! * [`run_strategy`]: one strategy pass (`-sdy-basic-propagate`, ...).
 //! * [`passes`]: the `opt` passes; [`pipeline`]: `-sdy-propagation-pipeline`.
 //! * [`trace`], [`origins`]: update events, the debug attributes and the editor API.
+//! * [`editor`]: a chunk propagated for the editor, mapped back onto the source.
 
 pub mod axis;
 pub mod constraints;
 pub mod driver;
 pub mod edges;
+pub mod editor;
 pub mod factor;
 pub mod graph;
 pub mod inference;

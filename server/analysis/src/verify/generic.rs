@@ -195,29 +195,54 @@ pub fn dominance_failure(cx: &Ctx, root: OpId) -> Option<(OpId, Violation)> {
     while let Some(op) = pending.pop() {
         // The children come region by region, each in order: MLIR's walk.
         for &user in cx.children(op) {
-            {
-                let info = model.op(user);
-                for (i, operand) in info.operands.iter().enumerate() {
-                    let Some(v) = *operand else { continue };
-                    let ValueDef::Result { op: def, .. } = model.value(v).def else { continue };
-                    if let Some(place) = does_not_dominate(cx, def, user) {
-                        let focus = info.node.operands[i].span.shift(info.start);
-                        let violation = Violation::new(msg::operand_does_not_dominate(i), focus)
-                            .with_note(
-                                Span::empty(model.op(def).loc()),
-                                msg::operand_defined_here(place),
-                            )
-                            .plain();
-                        return Some((user, violation));
-                    }
-                }
-                if !info.node.regions.is_empty() && !is_isolated(info.name()) {
-                    pending.push(user);
-                }
+            if let Some(violation) = dominance_violation(cx, user) {
+                return Some((user, violation));
+            }
+            let info = model.op(user);
+            if !info.node.regions.is_empty() && !is_isolated(info.name()) {
+                pending.push(user);
             }
         }
     }
     None
+}
+
+/// The first operand of `user` whose defining op does not dominate it.
+pub fn dominance_violation(cx: &Ctx, user: OpId) -> Option<Violation> {
+    let model = cx.model;
+    let info = model.op(user);
+    for (i, operand) in info.operands.iter().enumerate() {
+        let Some(v) = *operand else { continue };
+        let ValueDef::Result { op: def, .. } = model.value(v).def else { continue };
+        if let Some(place) = does_not_dominate(cx, def, user) {
+            let focus = info.node.operands[i].span.shift(info.start);
+            return Some(
+                Violation::new(msg::operand_does_not_dominate(i), focus)
+                    .with_note(Span::empty(model.op(def).loc()), msg::operand_defined_here(place))
+                    .plain(),
+            );
+        }
+    }
+    None
+}
+
+/// Whether `op` uses a value defined outside the nearest isolated op around it (what
+/// [`verify_isolated_from_above`] of that op looks for).
+pub fn uses_value_from_outside(cx: &Ctx, op: OpId) -> bool {
+    let model = cx.model;
+    let Some(root) = model.ancestors(op).find(|&a| is_isolated(model.op(a).name())) else {
+        return false;
+    };
+    model.op(op).operands.iter().flatten().any(|&v| {
+        let owner = match model.value(v).def {
+            ValueDef::Result { op, .. } => match model.op(op).parent {
+                Some(p) => p,
+                None => return true,
+            },
+            ValueDef::BlockArg { op, .. } => op,
+        };
+        owner != root && !model.ancestors(owner).any(|a| a == root)
+    })
 }
 
 /// Why the result of `def` does not dominate its use by `user` (MLIR's note wording), or

@@ -15,19 +15,19 @@ use crate::model::OpId;
 use sdy_syntax::tree::{Custom, Dim, Type};
 use sdy_syntax::Span;
 
-pub fn check(cx: &Ctx) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    for id in 0..cx.model.ops.len() as OpId {
-        for (s, ty) in shardings_with_types(cx, id) {
-            padded_dimensions(cx, id, &s, ty, &mut out);
-        }
-        if cx.model.op(id).name() == "sdy.manual_computation" {
-            manual_axes_order(cx, id, &mut out);
-        }
+/// Whether `@name` of mesh `m` appears in `text` other than where `m` defines it.
+pub fn is_referenced(text: &str, m: &crate::model::MeshSymbol) -> bool {
+    referenced(text, &m.name, m.name_span)
+}
+
+/// The hints about one op's shardings.
+pub fn check_op(cx: &Ctx, id: OpId, out: &mut Vec<Diagnostic>) {
+    for (s, ty) in shardings_with_types(cx, id) {
+        padded_dimensions(cx, id, &s, ty, out);
     }
-    mesh_device_counts(cx, &mut out);
-    unused_meshes(cx, &mut out);
-    out
+    if cx.model.op(id).name() == "sdy.manual_computation" {
+        manual_axes_order(cx, id, out);
+    }
 }
 
 fn hint(span: Span, severity: Severity, message: String) -> Diagnostic {
@@ -133,7 +133,7 @@ fn manual_axes_order(cx: &Ctx, id: OpId, out: &mut Vec<Diagnostic>) {
 }
 
 /// Meshes (neither empty nor maximal) whose device count differs from the first one's.
-fn mesh_device_counts(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+pub fn mesh_device_counts(cx: &Ctx, out: &mut Vec<Diagnostic>) {
     let first_of_name =
         |m: &&crate::model::MeshSymbol| cx.model.mesh(&m.name).is_some_and(|f| f.op == m.op);
     let sized: Vec<_> = cx
@@ -162,22 +162,34 @@ fn mesh_device_counts(cx: &Ctx, out: &mut Vec<Diagnostic>) {
 
 /// Whether `@name` appears in `text` outside `except` (a symbol reference).
 fn referenced(text: &str, name: &str, except: Span) -> bool {
-    let needle = format!("@{name}");
-    let bytes = text.as_bytes();
-    text.match_indices(&needle).any(|(at, _)| {
-        let end = at + needle.len();
-        let boundary = bytes
-            .get(end)
-            .is_none_or(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.' | b'-')));
-        boundary && !except.contains(at as u32)
-    })
+    symbol_references(text, name).into_iter().any(|at| !except.contains(at as u32))
 }
 
-/// Meshes no sharding refers to.
-fn unused_meshes(cx: &Ctx, out: &mut Vec<Diagnostic>) {
+/// Where `@name` appears in `text` as a whole symbol (not the start of a longer one).
+pub fn symbol_references(text: &str, name: &str) -> Vec<usize> {
+    let needle = format!("@{name}");
+    let bytes = text.as_bytes();
+    text.match_indices(needle.as_str())
+        .map(|(at, _)| at)
+        .filter(|&at| ends_symbol(bytes.get(at + needle.len()).copied()))
+        .collect()
+}
+
+/// Whether the byte after `@name` (if any) ends the symbol.
+pub fn ends_symbol(next: Option<u8>) -> bool {
+    next.is_none_or(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.' | b'-')))
+}
+
+/// Meshes no sharding refers to (`is_referenced` tells, for a mesh).
+pub fn unused_meshes(
+    cx: &Ctx,
+    mut is_referenced: impl FnMut(&crate::model::MeshSymbol) -> bool,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
     for m in &cx.model.meshes {
-        if !referenced(cx.src, &m.name, m.name_span) {
+        if !is_referenced(m) {
             out.push(hint(m.name_span, Severity::Hint, msg::unused_mesh(&m.name)));
         }
     }
+    out
 }

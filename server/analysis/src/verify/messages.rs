@@ -463,3 +463,42 @@ pub fn manual_axes_unsorted(sorted: &str) -> String {
 pub fn unused_mesh(name: &str) -> String {
     format!("mesh @{name} is never used")
 }
+
+// ----- sdy and GSPMD text inside string attributes (ours; MLIR's where noted) -----
+
+/// MLIR's `parseAttribute` on text left after the attribute.
+pub const ENCOUNTERED_UNEXPECTED_TOKEN: &str = "encountered unexpected token";
+/// `what`: `a #sdy.sharding`, `a #sdy.sharding_per_value`, ...
+pub fn string_attr_kind(key: &str, what: &str) -> String {
+    format!("{key} should hold {what}")
+}
+pub fn gspmd_expected(what: &str) -> String {
+    format!("expected {what} in the GSPMD sharding")
+}
+pub fn gspmd_tile_dim(dim: i64) -> String {
+    format!("tile dimensions must be at least 1, got: {dim}")
+}
+pub fn gspmd_too_few_dims(dims: usize, subgroups: usize) -> String {
+    format!("{subgroups} subgroup dimensions but only {dims} tile dimensions")
+}
+pub fn gspmd_device_count(ids: usize, tiles: i64) -> String {
+    format!("the tile assignment lists {ids} devices but its dimensions hold {tiles}")
+}
+pub fn gspmd_duplicate_device(id: i64) -> String {
+    format!("device {id} appears more than once in the tile assignment")
+}
+pub fn gspmd_iota_count(iota: i64, tiles: i64) -> String {
+    format!("the iota device order has {iota} devices but the tile dimensions hold {tiles}")
+}
+pub fn gspmd_bad_transpose(rank: usize) -> String {
+    format!("the transpose is not a permutation of the {rank} reshape dimensions")
+}
+pub fn gspmd_rank(tiled: usize, rank: usize) -> String {
+    format!("the sharding tiles {tiled} dimensions but the value has rank {rank}")
+}
+pub fn gspmd_tuple_count(elements: usize, values: usize) -> String {
+    format!("the tuple sharding has {elements} elements for {values} values")
+}
+pub fn gspmd_differs(exported: &str) -> String {
+    format!("this GSPMD sharding does not match xla.sdy.sharding, which exports to {exported}")
+}

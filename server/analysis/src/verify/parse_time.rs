@@ -14,10 +14,33 @@ use sdy_syntax::sdy::{MeshAst, MeshRefAst, SdyAttr};
 use sdy_syntax::tree::{Attr, AttrKind, Custom, SigForm, Type, TypeKind};
 use sdy_syntax::Span;
 
-/// Every parse-time diagnostic of the module.
-pub fn check(cx: &Ctx) -> Vec<Diagnostic> {
+/// The parse-time checks of one op: its attributes, the type kinds of its custom
+/// syntax, and its operand types (forward uses are collected for `check_module`).
+pub fn check_op(cx: &Ctx, id: OpId, forward: &mut Vec<ForwardUse>, out: &mut Vec<Diagnostic>) {
+    let op = cx.model.op(id);
+    super::op_names::check(cx.model, op, out);
+    if let Custom::Mesh { .. } = op.node.custom {
+        mesh_op(cx, op, out);
+    }
+    for_each_attr(op, |attr, custom| walk_attr(cx, op, attr, custom, out));
+    custom_type_kind(op, out);
+    property_kinds(cx, op, out);
+    operand_types(cx, id, forward, out);
+}
+
+/// Which module-wide parse-time check a diagnostic comes from, in the order they run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ModulePart {
+    Undefined,
+    Forward,
+    Redefinition,
+    ArgumentInUse,
+}
+
+/// The module-wide parse-time checks: undeclared names, forward uses against each other
+/// and their definition, redefinitions, forward references to block arguments.
+pub fn check_module(cx: &Ctx, forward: Vec<ForwardUse>) -> Vec<(ModulePart, Diagnostic)> {
     let mut out = Vec::new();
-    let mut forward = Vec::new();
     for u in &cx.model.undefined_uses {
         let mut d = Diagnostic::error(
             u.span,
@@ -25,22 +48,18 @@ pub fn check(cx: &Ctx) -> Vec<Diagnostic> {
             Origin::Parse { first_of_failure: true },
         );
         d.focus = u.span;
-        out.push(d);
+        out.push((ModulePart::Undefined, d));
     }
-    for id in 0..cx.model.ops.len() as OpId {
-        let op = cx.model.op(id);
-        super::op_names::check(cx.model, op, &mut out);
-        if let Custom::Mesh { .. } = op.node.custom {
-            mesh_op(cx, op, &mut out);
-        }
-        for_each_attr(op, |attr, custom| walk_attr(cx, op, attr, custom, &mut out));
-        custom_type_kind(op, &mut out);
-        property_kinds(cx, op, &mut out);
-        operand_types(cx, id, &mut forward, &mut out);
-    }
-    forward_uses(cx, forward, &mut out);
-    redefinitions(cx, &mut out);
-    arguments_in_use(cx, &mut out);
+    let mut tagged = |part: ModulePart, ds: Vec<Diagnostic>| {
+        out.extend(ds.into_iter().map(|d| (part, d)));
+    };
+    let mut ds = Vec::new();
+    forward_uses(cx, forward, &mut ds);
+    tagged(ModulePart::Forward, std::mem::take(&mut ds));
+    redefinitions(cx, &mut ds);
+    tagged(ModulePart::Redefinition, std::mem::take(&mut ds));
+    arguments_in_use(cx, &mut ds);
+    tagged(ModulePart::ArgumentInUse, ds);
     out
 }
 
@@ -119,14 +138,14 @@ fn walk_attr(cx: &Ctx, op: &OpInfo, attr: &Attr, custom: bool, out: &mut Vec<Dia
 }
 
 /// What is wrong with a mesh, M1 (an axis) or M2–M6 (the mesh).
-enum MeshProblem {
+pub(crate) enum MeshProblem {
     /// A bad axis size: the axis span (absolute).
     Axis(Span, String),
     Mesh(String),
 }
 
 /// M1–M6 on a mesh as written.
-fn mesh_problem(m: &MeshAst, base: u32) -> Option<MeshProblem> {
+pub(crate) fn mesh_problem(m: &MeshAst, base: u32) -> Option<MeshProblem> {
     if let Some(a) = m.axes.iter().find(|a| a.size <= 0) {
         return Some(MeshProblem::Axis(a.span.shift(base), msg::axis_size_at_least_one(a.size)));
     }
@@ -382,23 +401,19 @@ fn same_operands_and_result_type(op: &str) -> bool {
 /// A typed use of a value that is not defined yet where MLIR resolves it (a forward
 /// reference): the parser gives it a placeholder of the written type, checked against
 /// later uses and against the definition.
-struct ForwardUse<'m> {
-    value: ValueId,
+#[derive(Clone, Debug, PartialEq)]
+pub struct ForwardUse {
+    pub value: ValueId,
     /// Where the parser resolves the use: the end of the using op.
-    at: u32,
-    span: Span,
-    written: &'m Type,
-    name: String,
+    pub at: u32,
+    pub span: Span,
+    pub written: Type,
+    pub name: String,
 }
 
 /// An operand written with another type than the value's: MLIR's parser rejects the use
 /// when it resolves the op's operands, at the end of the op.
-fn operand_types<'m>(
-    cx: &Ctx<'m>,
-    id: OpId,
-    forward: &mut Vec<ForwardUse<'m>>,
-    out: &mut Vec<Diagnostic>,
-) {
+fn operand_types(cx: &Ctx, id: OpId, forward: &mut Vec<ForwardUse>, out: &mut Vec<Diagnostic>) {
     let op = cx.model.op(id);
     if !types_operands(op) {
         return;
@@ -417,6 +432,7 @@ fn operand_types<'m>(
             None => use_ref.name.to_string(),
         };
         if cx.model.def_time(v) >= at {
+            let written = written.clone();
             forward.push(ForwardUse { value: v, at, span: use_span, written, name: name() });
             continue;
         }
@@ -473,11 +489,11 @@ fn forward_uses(cx: &Ctx, mut uses: Vec<ForwardUse>, out: &mut Vec<Diagnostic>) 
     for group in uses.chunk_by(|a, b| a.value == b.value) {
         let first = &group[0];
         for u in &group[1..] {
-            if differ(u.written, first.written) {
+            if differ(&u.written, &first.written) {
                 let m = msg::value_type_mismatch(
                     &u.name,
-                    &type_string(u.written),
-                    &type_string(first.written),
+                    &type_string(&u.written),
+                    &type_string(&first.written),
                 );
                 out.push(parse_error_at(u.at, u.span, m, first.span, msg::PRIOR_USE_HERE.into()));
             }
@@ -486,7 +502,7 @@ fn forward_uses(cx: &Ctx, mut uses: Vec<ForwardUse>, out: &mut Vec<Diagnostic>) 
         let (Some(def), ValueDef::Result { op, index }) = (value.ty.as_ref(), &value.def) else {
             continue;
         };
-        if !differ(first.written, def) {
+        if !differ(&first.written, def) {
             continue;
         }
         // The name of the result group and the index in it: `%0#1`, `%5#0`.
@@ -502,7 +518,7 @@ fn forward_uses(cx: &Ctx, mut uses: Vec<ForwardUse>, out: &mut Vec<Diagnostic>) 
             continue;
         };
         let m = msg::definition_type_mismatch(&format!("{}#{k}", group.name), &type_string(def));
-        let note = msg::previously_used_with_type(&type_string(first.written));
+        let note = msg::previously_used_with_type(&type_string(&first.written));
         out.push(parse_error_at(
             cx.model.def_time(first.value) + 1,
             value.span,

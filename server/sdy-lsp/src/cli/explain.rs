@@ -1,18 +1,28 @@
 //! `sdy-lsp explain FILE:LINE:COL`: what the sharding, mesh, axis, value or op at a
-//! position means (1-based line, 1-based byte column, as MLIR prints locations).
-//! Prints the explanation's markdown; exit status 1 if there is nothing to explain.
+//! position means (1-based line, 1-based byte column, as MLIR prints locations), also
+//! inside `xla.sdy.*` and `mhlo.sharding` strings.
+//!
+//! It prints exactly the language server's hover at that position: the chunk is
+//! analysed as the server analyses it and the same hover providers answer. Plain text
+//! by default (what a client without Markdown gets), the Markdown itself with
+//! `--markdown`. Exit status 1 if there is nothing to explain.
 
+use ropey::Rope;
 use sdy_analysis::diag::LineIndex;
+use sdy_lsp::lsp::analysis::ChunkResult;
+use sdy_lsp::lsp::hover;
 use std::process::ExitCode;
 
-pub const USAGE: &str = "sdy-lsp explain [--split-input-file] FILE:LINE:COL";
+pub const USAGE: &str = "sdy-lsp explain [--split-input-file] [--markdown] FILE:LINE:COL";
 
 pub fn run(args: &[String]) -> ExitCode {
     let mut split = false;
+    let mut markdown = false;
     let mut target = None;
     for a in args {
         match a.as_str() {
             "--split-input-file" | "-split-input-file" => split = true,
+            "--markdown" => markdown = true,
             f if f.starts_with('-') && f.len() > 1 => {
                 eprintln!("sdy-lsp explain: unknown option '{f}'\nusage: {USAGE}");
                 return ExitCode::from(2);
@@ -40,8 +50,16 @@ pub fn run(args: &[String]) -> ExitCode {
         return ExitCode::from(2);
     };
     match explain(&text, split, offset) {
-        Some(markdown) => {
-            print!("{markdown}");
+        Some(md) if markdown => {
+            print!("{md}");
+            ExitCode::SUCCESS
+        }
+        Some(md) => {
+            let plain = hover::plain(&md);
+            print!("{plain}");
+            if !plain.ends_with('\n') {
+                println!();
+            }
             ExitCode::SUCCESS
         }
         None => {
@@ -51,13 +69,14 @@ pub fn run(args: &[String]) -> ExitCode {
     }
 }
 
-/// The explanation at `offset` of `text` (its chunk when `split`).
+/// The hover's Markdown at `offset` of `text` (its chunk when `split`), as the language
+/// server computes it.
 pub fn explain(text: &str, split: bool, offset: u32) -> Option<String> {
     let chunk = sdy_analysis::parse_chunks(text, split)
         .into_iter()
         .find(|c| c.span.start <= offset && offset <= c.span.end)?;
-    let model = sdy_analysis::model::Model::build(&chunk);
-    sdy_analysis::explain::at(&model, text, offset).map(|e| e.markdown)
+    let result = ChunkResult::compute(&Rope::from_str(text), &chunk, false);
+    hover::answer(&result, offset - chunk.span.start).map(|h| h.markdown)
 }
 
 /// `FILE:LINE:COL` (the file name may itself contain `:`).
@@ -91,5 +110,14 @@ mod tests {
         assert_eq!(offset_of("ab\ncd\n", 2, 3), Some(5));
         assert_eq!(offset_of("ab\ncd\n", 2, 4), None);
         assert_eq!(offset_of("ab", 2, 1), None);
+    }
+
+    #[test]
+    fn explains_inside_strings_too() {
+        let text = "sdy.mesh @mesh = <[\"x\"=2]>\nfunc.func @f(%a: tensor<8xf32> {mhlo.frontend_attributes = {xla.sdy.sharding = \"#sdy.sharding<@mesh, [{\\22x\\22}]>\"}}) -> tensor<8xf32> {\n  return %a : tensor<8xf32>\n}\n";
+        let at = text.find("@mesh,").unwrap() as u32 + 7;
+        let md = explain(text, false, at).unwrap();
+        assert!(md.starts_with("**sharding** of `%a` (argument 0 of `@f`)"), "{md}");
+        assert!(explain(text, false, 10).unwrap().contains("mesh `@mesh`"));
     }
 }

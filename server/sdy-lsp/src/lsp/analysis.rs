@@ -7,13 +7,20 @@
 //! keeps it. Whether a chunk changed is decided by its top-level ops: the syntax layer
 //! shares unchanged ops between document versions through `Arc`, so the same pointers at
 //! the same relative offsets mean the same text was parsed.
+//!
+//! A chunk that changed is analysed from the result of its previous version when there
+//! is one ([`ChunkResult::update`]): its text is patched where the trees differ and the
+//! analysis updated incrementally (`sdy_analysis::ChunkAnalysis::update`), equal to a
+//! fresh analysis.
 
 use super::position::{LineIndex, PositionEncoding, Text};
 use ropey::Rope;
+use sdy_analysis::incremental::{Garbage, UpdateStats};
 use sdy_analysis::query;
 use sdy_analysis::ChunkAnalysis;
 use sdy_syntax::tree::{Child, Chunk};
 use sdy_syntax::Span;
+use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 /// Marker that makes the analysis of a chunk panic when test hooks are on.
@@ -33,18 +40,67 @@ pub struct ChunkResult {
 impl ChunkResult {
     /// Analyses `chunk` of `rope`.
     pub fn compute(rope: &Rope, chunk: &Chunk, test_hooks: bool) -> ChunkResult {
-        let range = chunk.span.start as usize..chunk.span.end as usize;
-        // Exactly sized: a `collect` from the rope would grow (and copy) it up to 2x.
-        let mut src = String::with_capacity(range.len());
-        for piece in rope.byte_slice(range).chunks() {
-            src.push_str(piece);
-        }
+        ChunkResult::with_text(chunk_text(rope, chunk), chunk, test_hooks)
+    }
+
+    /// Analyses `chunk`, whose text is `src`.
+    pub fn with_text(src: String, chunk: &Chunk, test_hooks: bool) -> ChunkResult {
         if test_hooks && src.contains(TEST_PANIC_MARKER) {
             panic!("analysis panic requested by the test marker");
         }
-        let relative = Chunk { span: Span::new(0, chunk.span.len()), top: chunk.top.clone() };
-        let analysis = sdy_analysis::analyze_chunk(&src, &relative);
+        let analysis = sdy_analysis::analyze_chunk_incremental(&src, &relative(chunk));
         ChunkResult { top: chunk.top.clone(), src: Arc::new(src), analysis, index: OnceLock::new() }
+    }
+
+    /// The analysis of `chunk` of `rope` from `base`, the analysis of an earlier version
+    /// of it: the text patched where the trees differ, the analysis updated. Also what it
+    /// replaced, to free off the hot path.
+    pub fn update(
+        base: Arc<ChunkResult>,
+        rope: &Rope,
+        chunk: &Chunk,
+        test_hooks: bool,
+    ) -> (ChunkResult, UpdateStats, Garbage) {
+        // Unless a request still holds it, the base is taken over, not copied.
+        let (src, analysis) = match Arc::try_unwrap(base) {
+            Ok(b) => (b.src, b.analysis),
+            Err(shared) => (shared.src.clone(), shared.analysis.clone()),
+        };
+        let relative = relative(chunk);
+        let len = chunk.span.len() as usize;
+        let src = match analysis.changed_text(&relative) {
+            Some((from, to, delta)) if src.len() as i64 + delta == len as i64 => {
+                let mut src = Arc::try_unwrap(src).unwrap_or_else(|s| (*s).clone());
+                let at = chunk.span.start as usize;
+                let new_to = (to as i64 + delta) as usize;
+                let piece: Cow<str> = rope.byte_slice(at + from as usize..at + new_to).into();
+                src.replace_range(from as usize..to as usize, &piece);
+                src
+            }
+            _ => chunk_text(rope, chunk),
+        };
+        if test_hooks && src.contains(TEST_PANIC_MARKER) {
+            panic!("analysis panic requested by the test marker");
+        }
+        let (mut analysis, stats) = analysis.update(&src, &relative);
+        let garbage = analysis.take_garbage();
+        let result = ChunkResult {
+            top: chunk.top.clone(),
+            src: Arc::new(src),
+            analysis,
+            index: OnceLock::new(),
+        };
+        (result, stats, garbage)
+    }
+
+    /// Whether this result can serve as the base for `chunk`'s: it shares a statement at
+    /// either end (an edit elsewhere in the same chunk).
+    pub fn shares_with(&self, chunk: &Chunk) -> bool {
+        let same = |a: Option<&Child>, b: Option<&Child>| match (a, b) {
+            (Some(a), Some(b)) => Arc::ptr_eq(&a.op, &b.op),
+            _ => false,
+        };
+        same(self.top.first(), chunk.top.first()) || same(self.top.last(), chunk.top.last())
     }
 
     /// Whether this is the analysis of `chunk` (same top-level ops at the same offsets).
@@ -60,6 +116,12 @@ impl ChunkResult {
     /// The position index of the model.
     pub fn index(&self) -> &query::Index {
         self.index.get_or_init(|| query::Index::new(&self.analysis.model))
+    }
+
+    /// The chunk's top-level statements, offsets chunk-relative (alias definitions, the
+    /// resource section and an explicit `module` are not in the model).
+    pub fn top(&self) -> &[Child] {
+        &self.top
     }
 
     /// The text of a chunk-relative span.
@@ -108,6 +170,22 @@ impl Analyzed {
     pub fn results(&self) -> impl Iterator<Item = &Arc<ChunkResult>> {
         self.chunks.iter().filter_map(|c| c.result.as_ref())
     }
+}
+
+/// The text of `chunk` of `rope`.
+fn chunk_text(rope: &Rope, chunk: &Chunk) -> String {
+    let range = chunk.span.start as usize..chunk.span.end as usize;
+    // Exactly sized: a `collect` from the rope would grow (and copy) it up to 2x.
+    let mut src = String::with_capacity(range.len());
+    for piece in rope.byte_slice(range).chunks() {
+        src.push_str(piece);
+    }
+    src
+}
+
+/// `chunk` with positions relative to its start, as it is analysed.
+fn relative(chunk: &Chunk) -> Chunk {
+    Chunk { span: Span::new(0, chunk.span.len()), top: chunk.top.clone() }
 }
 
 /// Finds a reusable result for `chunk` among `cache`.

@@ -18,6 +18,12 @@ pub struct ClientConfig {
     pub markdown: bool,
     /// Log analysis timings to stderr (`SDY_LSP_TRACE=1`).
     pub trace_timing: bool,
+    /// `documentSymbol.hierarchicalDocumentSymbolSupport`: nested symbols, else a flat list.
+    pub hierarchical_symbols: bool,
+    /// `rename.prepareSupport`: the server may only offer `prepareRename` if set.
+    pub prepare_rename: bool,
+    /// `completion.completionItem.snippetSupport`: completions may insert snippets.
+    pub snippets: bool,
 }
 
 impl ClientConfig {
@@ -36,6 +42,19 @@ impl ClientConfig {
                 .and_then(|h| h.content_format.as_ref())
                 .is_some_and(|f| f.contains(&MarkupKind::Markdown)),
             trace_timing: std::env::var("SDY_LSP_TRACE").is_ok_and(|v| v == "1"),
+            hierarchical_symbols: text
+                .and_then(|t| t.document_symbol.as_ref())
+                .and_then(|d| d.hierarchical_document_symbol_support)
+                .unwrap_or(false),
+            prepare_rename: text
+                .and_then(|t| t.rename.as_ref())
+                .and_then(|r| r.prepare_support)
+                .unwrap_or(false),
+            snippets: text
+                .and_then(|t| t.completion.as_ref())
+                .and_then(|c| c.completion_item.as_ref())
+                .and_then(|i| i.snippet_support)
+                .unwrap_or(false),
         }
     }
 }
@@ -60,10 +79,58 @@ pub fn server_capabilities(config: &ClientConfig) -> ServerCapabilities {
         text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
             open_close: Some(true),
             change: Some(TextDocumentSyncKind::INCREMENTAL),
+            // `didSave` for `propagation.mode = onSave`.
+            save: Some(tower_lsp::lsp_types::TextDocumentSyncSaveOptions::Supported(true)),
             ..Default::default()
         })),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
         definition_provider: Some(OneOf::Left(true)),
+        references_provider: Some(OneOf::Left(true)),
+        rename_provider: Some(if config.prepare_rename {
+            OneOf::Right(tower_lsp::lsp_types::RenameOptions {
+                prepare_provider: Some(true),
+                work_done_progress_options: Default::default(),
+            })
+        } else {
+            OneOf::Left(true)
+        }),
+        document_symbol_provider: Some(OneOf::Left(true)),
+        folding_range_provider: Some(tower_lsp::lsp_types::FoldingRangeProviderCapability::Simple(
+            true,
+        )),
+        completion_provider: Some(tower_lsp::lsp_types::CompletionOptions {
+            trigger_characters: Some(
+                super::completion::TRIGGER_CHARACTERS.iter().map(|c| c.to_string()).collect(),
+            ),
+            ..Default::default()
+        }),
+        semantic_tokens_provider: Some(super::semantic_tokens::capability()),
+        code_action_provider: Some(tower_lsp::lsp_types::CodeActionProviderCapability::Options(
+            tower_lsp::lsp_types::CodeActionOptions {
+                code_action_kinds: Some(super::code_actions::kinds()),
+                ..Default::default()
+            },
+        )),
+        // ----- propagation (propagate.rs, inlay_hints.rs, code_lens.rs) -----
+        inlay_hint_provider: Some(OneOf::Right(
+            tower_lsp::lsp_types::InlayHintServerCapabilities::Options(
+                tower_lsp::lsp_types::InlayHintOptions {
+                    resolve_provider: Some(true),
+                    work_done_progress_options: Default::default(),
+                },
+            ),
+        )),
+        code_lens_provider: Some(tower_lsp::lsp_types::CodeLensOptions {
+            resolve_provider: Some(false),
+        }),
+        execute_command_provider: Some(tower_lsp::lsp_types::ExecuteCommandOptions {
+            commands: vec![
+                super::propagate::PROPAGATE.to_string(),
+                super::propagate::SHOW_MODULE.to_string(),
+            ],
+            work_done_progress_options: Default::default(),
+        }),
+        // -----
         ..Default::default()
     }
 }

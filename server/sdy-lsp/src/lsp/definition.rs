@@ -1,10 +1,13 @@
-//! `textDocument/definition`: SSA values (uses and definitions) to their definition;
-//! `@mesh` and function symbols to the name in their definition. Within one chunk (a
-//! `// -----` chunk is its own module).
+//! `textDocument/definition`: SSA values to their definition (from the argument of a
+//! manual or named computation, to the operand it stands for); `@mesh` and function
+//! symbols to their definition; axis names (in shardings, axis lists and meshes) to
+//! their entry in the mesh; names inside sdy strings of round-trip exports through
+//! strings.rs. Within one chunk (a `// -----` chunk is its own module).
 
 use super::analysis::Analyzed;
 use super::capabilities::ClientConfig;
-use sdy_analysis::query;
+use super::references::ctx;
+use sdy_analysis::ide::references as refs;
 use tower_lsp::lsp_types::{GotoDefinitionResponse, Location, Position, Url};
 
 pub fn definition(
@@ -16,9 +19,18 @@ pub fn definition(
     let text = analyzed.text(config.encoding);
     let offset = text.offset(position);
     let (base, chunk) = analyzed.chunk_at(offset)?;
-    let model = &chunk.analysis.model;
-    let target = chunk.index().target_at(model, offset - base)?;
-    let span = query::definition(model, &target)?;
-    let range = text.range(span.shift(base));
-    Some(GotoDefinitionResponse::Scalar(Location { uri: uri.clone(), range }))
+    if let Some(s) = super::strings::definition(chunk, offset - base) {
+        let range = text.range(s.shift(base));
+        return Some(GotoDefinitionResponse::Scalar(Location { uri: uri.clone(), range }));
+    }
+    let spans = refs::definition(&ctx(chunk), offset - base);
+    let mut locations: Vec<Location> = spans
+        .into_iter()
+        .map(|s| Location { uri: uri.clone(), range: text.range(s.shift(base)) })
+        .collect();
+    match locations.len() {
+        0 => None,
+        1 => locations.pop().map(GotoDefinitionResponse::Scalar),
+        _ => Some(GotoDefinitionResponse::Array(locations)),
+    }
 }

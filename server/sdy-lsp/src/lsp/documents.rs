@@ -32,6 +32,9 @@ pub struct OpenDocument {
     pub lines: Arc<LineIndex>,
     /// Chunk results the next analysis may reuse.
     pub cache: Vec<Arc<ChunkResult>>,
+    /// The text as opened, until the first analysis takes it (it then needs no copy of
+    /// its own).
+    pub opened: Option<String>,
     /// The newest analysis, for requests to wait on.
     pub analyzed: watch::Sender<AnalyzedSlot>,
 }
@@ -47,6 +50,8 @@ pub struct Job {
     pub lines: Arc<LineIndex>,
     pub chunks: Vec<Chunk>,
     pub cache: Vec<Arc<ChunkResult>>,
+    /// The whole text, when this is the revision as opened.
+    pub text: Option<String>,
 }
 
 impl Job {
@@ -76,9 +81,18 @@ impl Documents {
         self.map.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn open(&self, uri: Url, version: i32, text: &str) {
-        let doc = Document::new(text, true);
-        let lines = Arc::new(LineIndex::new(text));
+    pub fn open(&self, uri: Url, version: i32, text: String) {
+        // A big text's line index is built on another core while it is parsed.
+        let (doc, lines) = if text.len() >= 1 << 20 {
+            std::thread::scope(|s| {
+                let lines = s.spawn(|| LineIndex::new(&text));
+                let doc = Document::new(&text, true);
+                (doc, lines.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            })
+        } else {
+            (Document::new(&text, true), LineIndex::new(&text))
+        };
+        let lines = Arc::new(lines);
         let (analyzed, _) = watch::channel(None);
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         let entry = OpenDocument {
@@ -88,6 +102,7 @@ impl Documents {
             doc,
             lines,
             cache: Vec::new(),
+            opened: Some(text),
             analyzed,
         };
         self.lock().insert(uri, entry);
@@ -108,6 +123,7 @@ impl Documents {
         let mut map = self.lock();
         let entry = map.get_mut(uri).ok_or(ChangeError::NotOpen)?;
         entry.version = version;
+        entry.opened = None;
         entry.rev.fetch_add(1, Ordering::SeqCst);
         let mut recovered = None;
         for change in changes {
@@ -162,6 +178,7 @@ impl Documents {
             lines: e.lines.clone(),
             chunks: e.doc.chunks().to_vec(),
             cache: std::mem::take(&mut e.cache),
+            text: e.opened.take(),
         })
     }
 
@@ -201,6 +218,11 @@ impl Documents {
         let map = self.lock();
         let e = map.get(uri)?;
         Some((e.rev.load(Ordering::SeqCst), e.analyzed.subscribe()))
+    }
+
+    /// The current text of the open document `uri`.
+    pub fn text(&self, uri: &Url) -> Option<String> {
+        self.lock().get(uri).map(|e| e.doc.text().to_string())
     }
 
     /// Whether `rev` is the current revision of the open document `uri`.

@@ -29,7 +29,8 @@ pub struct HoverResult {
 type Provider = fn(&HoverCtx) -> Option<HoverResult>;
 
 /// The providers, most specific first.
-pub const PROVIDERS: &[Provider] = &[explain, symbol_or_value];
+pub const PROVIDERS: &[Provider] =
+    &[super::strings::hover, super::propagation_hover::hover, explain, symbol_or_value];
 
 /// Longest definition text shown.
 const MAX_SNIPPET: usize = 1000;
@@ -38,8 +39,7 @@ pub fn hover(analyzed: &Analyzed, config: &ClientConfig, position: Position) -> 
     let text = analyzed.text(config.encoding);
     let offset = text.offset(position);
     let (base, chunk) = analyzed.chunk_at(offset)?;
-    let cx = HoverCtx { chunk, offset: offset - base };
-    let r = PROVIDERS.iter().find_map(|p| p(&cx))?;
+    let r = answer(chunk, offset - base)?;
     let contents = if config.markdown {
         MarkupContent { kind: MarkupKind::Markdown, value: r.markdown }
     } else {
@@ -47,6 +47,12 @@ pub fn hover(analyzed: &Analyzed, config: &ClientConfig, position: Position) -> 
     };
     let range = Some(text.range(r.span.shift(base)));
     Some(Hover { contents: HoverContents::Markup(contents), range })
+}
+
+/// The first provider's answer at chunk-relative `offset` (also `sdy-lsp explain`'s).
+pub fn answer(chunk: &ChunkResult, offset: u32) -> Option<HoverResult> {
+    let cx = HoverCtx { chunk, offset };
+    PROVIDERS.iter().find_map(|p| p(&cx))
 }
 
 /// "Explain this sharding" (`sdy_analysis::explain`): shardings, meshes, axes, values
@@ -138,8 +144,7 @@ fn plural(n: i64) -> &'static str {
     }
 }
 
-/// Markdown to plain text, for clients without Markdown: drops fences and backquotes.
-fn plain(markdown: &str) -> String {
-    let lines: Vec<&str> = markdown.lines().filter(|l| !l.starts_with("```")).collect();
-    lines.join("\n").replace('`', "")
+/// Markdown to plain text, for clients without Markdown (and `sdy-lsp explain`).
+pub fn plain(markdown: &str) -> String {
+    sdy_analysis::explain::plain::to_plain(markdown)
 }

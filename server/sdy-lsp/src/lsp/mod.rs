@@ -31,15 +31,26 @@
 
 pub mod analysis;
 pub mod capabilities;
+pub mod code_actions;
+pub mod code_lens;
+pub mod completion;
 pub mod definition;
 pub mod diagnostics;
 pub mod documents;
 pub mod hover;
+pub mod inlay_hints;
 pub mod outgoing;
 pub mod panic;
 pub mod position;
+pub mod propagate;
+pub mod propagation_hover;
+pub mod references;
 pub mod scheduler;
+pub mod semantic_tokens;
 pub mod server;
+pub mod settings;
+pub mod strings;
+pub mod symbols;
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -90,7 +101,9 @@ pub fn service(options: Options) -> (LspService<Server>, ClientSocket) {
     let test_hooks = options.test_hooks;
     let builder = LspService::build(move |client| Server::new(client, options.clone()));
     let builder = if test_hooks {
-        builder.custom_method("sdy/testPanic", Server::test_panic)
+        builder
+            .custom_method("sdy/testPanic", Server::test_panic)
+            .custom_method("sdy/testText", Server::test_text)
     } else {
         builder
     };

@@ -12,6 +12,8 @@
 //! * **Cancellation.** Before each chunk the worker checks whether the document changed;
 //!   if so it stops, keeps the chunks it finished for reuse, and moves on to the newest
 //!   revision. Results of an outdated revision are never published.
+//! * **Incremental.** A chunk that changed is updated from the result of its previous
+//!   version (`ChunkResult::update`): only what the edit can affect is redone.
 //! * **Panics** in the analysis of a chunk are caught and logged; the chunk has no
 //!   result (and no diagnostics) until it changes, the rest of the document is analysed
 //!   as usual.
@@ -22,11 +24,16 @@ use super::diagnostics;
 use super::documents::{Documents, Job};
 use super::outgoing::{Outbox, Outgoing};
 use super::panic::guard;
+use sdy_syntax::tree::Chunk;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 use tower_lsp::lsp_types::Url;
+
+/// How changed chunks were analysed, process-wide: updated incrementally, or afresh
+/// (tests check that edits take the incremental path).
+pub static UPDATES: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 
 #[derive(Default)]
 struct Queue {
@@ -144,15 +151,21 @@ pub fn start(cx: WorkerCtx) -> std::io::Result<std::thread::JoinHandle<()>> {
     })
 }
 
-/// Analyses one revision: reuses unchanged chunks, analyses the others, publishes.
+/// Analyses one revision: reuses unchanged chunks, updates or analyses the others,
+/// publishes.
 fn run(cx: &WorkerCtx, mut job: Job) {
     let t0 = Instant::now();
-    // Results this revision can reuse; the others are freed before analysing.
+    // Results this revision can reuse as they are; the others are the bases the changed
+    // chunks are updated from (freed when none takes them).
+    let mut bases = std::mem::take(&mut job.cache);
     let reused: Vec<Option<Arc<ChunkResult>>> =
-        job.chunks.iter().map(|c| reuse(&job.cache, c)).collect();
-    job.cache.clear();
+        job.chunks.iter().map(|c| reuse(&bases, c)).collect();
+    bases.retain(|b| !reused.iter().flatten().any(|r| Arc::ptr_eq(r, b)));
     let mut chunks = Vec::with_capacity(job.chunks.len());
     let mut analysed = 0;
+    let mut how = Vec::new();
+    // What the updates replaced: freed after the diagnostics are out.
+    let mut garbage = Vec::new();
     for (chunk, reused_result) in job.chunks.iter().zip(&reused) {
         let result = match reused_result {
             Some(r) => Some(r.clone()),
@@ -160,7 +173,8 @@ fn run(cx: &WorkerCtx, mut job: Job) {
                 if job.outdated() {
                     // Keep what is done, and what was to be reused, for the next revision.
                     let done = chunks.iter().filter_map(|c: &AnalyzedChunk| c.result.clone());
-                    cx.docs.store(&job, None, done.chain(reused.into_iter().flatten()).collect());
+                    let keep = done.chain(reused.into_iter().flatten()).chain(bases);
+                    cx.docs.store(&job, None, keep.collect());
                     return;
                 }
                 analysed += 1;
@@ -168,8 +182,30 @@ fn run(cx: &WorkerCtx, mut job: Job) {
                     "the analysis of {} (bytes {}..{})",
                     job.uri, chunk.span.start, chunk.span.end
                 );
-                let r =
-                    guard(&what, &cx.out, || ChunkResult::compute(&job.rope, chunk, cx.test_hooks));
+                let base = take_base(&mut bases, chunk, job.chunks.len());
+                let r = guard(&what, &cx.out, || match base {
+                    Some(base) => {
+                        let (r, stats, old) =
+                            ChunkResult::update(base, &job.rope, chunk, cx.test_hooks);
+                        garbage.push(old);
+                        UPDATES[stats.fresh.is_some() as usize].fetch_add(1, Ordering::Relaxed);
+                        how.push(match stats.fresh {
+                            Some(why) => format!("afresh ({why})"),
+                            None => format!(
+                                "incrementally ({} ops for {}, {} rechecked)",
+                                stats.replaced.1, stats.replaced.0, stats.rechecked
+                            ),
+                        });
+                        r
+                    }
+                    None => match job.text.take() {
+                        // The text as opened is this chunk's when it is the only one.
+                        Some(text) if chunk.span.len() as usize == text.len() => {
+                            ChunkResult::with_text(text, chunk, cx.test_hooks)
+                        }
+                        _ => ChunkResult::compute(&job.rope, chunk, cx.test_hooks),
+                    },
+                });
                 r.ok().map(Arc::new)
             }
         };
@@ -186,6 +222,7 @@ fn run(cx: &WorkerCtx, mut job: Job) {
     let current = cx.docs.store(&job, Some(analyzed.clone()), Vec::new());
     cx.sched.done();
     if !current {
+        drop((bases, garbage));
         return; // outdated: requests sent against it may use it; never published
     }
     let config = cx.config.get().cloned().unwrap_or_default();
@@ -198,14 +235,31 @@ fn run(cx: &WorkerCtx, mut job: Job) {
     }
     if config.trace_timing {
         eprintln!(
-            "sdy-lsp: {} rev {}: analysed {analysed} of {} chunks in {:.1} ms, queued diagnostics at {:.1} ms",
+            "sdy-lsp: {} rev {}: analysed {analysed} of {} chunks in {:.1} ms{}, queued diagnostics at {:.1} ms",
             job.uri,
             job.rev,
             job.chunks.len(),
             t_analysis.as_secs_f64() * 1e3,
+            if how.is_empty() { String::new() } else { format!(" ({})", how.join(", ")) },
             t0.elapsed().as_secs_f64() * 1e3
         );
     }
+    // Unused bases and what the updates replaced go last, off the path to diagnostics.
+    drop((bases, garbage));
+}
+
+/// The result the analysis of changed `chunk` starts from: one sharing a statement with
+/// it, or the only one of a one-chunk document.
+fn take_base(
+    bases: &mut Vec<Arc<ChunkResult>>,
+    chunk: &Chunk,
+    chunks: usize,
+) -> Option<Arc<ChunkResult>> {
+    let i = bases
+        .iter()
+        .position(|b| b.shares_with(chunk))
+        .or_else(|| (chunks == 1 && bases.len() == 1).then_some(0))?;
+    Some(bases.swap_remove(i))
 }
 
 #[cfg(test)]

@@ -9,21 +9,33 @@ impl Parser<'_> {
     /// At `{`: `{name = value, unit_name, ...}`.
     pub(crate) fn parse_attr_dict(&mut self) -> Option<AttrDict> {
         let open = self.expect(TokenKind::LBrace, "'{'")?;
-        let mut entries = Vec::new();
-        if self.eat(TokenKind::RBrace).is_none() {
-            loop {
-                entries.push(self.parse_named_attr()?);
-                if self.eat(TokenKind::Comma).is_some() {
-                    continue;
-                }
-                if self.eat(TokenKind::RBrace).is_some() {
-                    break;
-                }
-                self.error_expected("'}' in attribute dictionary");
-                return None;
-            }
+        // Entries are gathered on a scratch stack shared by nested dictionaries, so the
+        // dictionary is allocated once, at its exact size.
+        let mark = self.named_scratch.len();
+        let done = self.dict_entries_onto_scratch();
+        let entries = self.named_scratch.drain(mark..);
+        done?;
+        let mut v = crate::tree::ThinVec::with_capacity(entries.len());
+        v.extend(entries);
+        Some(AttrDict { span: self.rel_from(open.start), entries: v })
+    }
+
+    fn dict_entries_onto_scratch(&mut self) -> Option<()> {
+        if self.eat(TokenKind::RBrace).is_some() {
+            return Some(());
         }
-        Some(AttrDict { span: self.rel_from(open.start), entries })
+        loop {
+            let entry = self.parse_named_attr()?;
+            self.named_scratch.push(entry);
+            if self.eat(TokenKind::Comma).is_some() {
+                continue;
+            }
+            if self.eat(TokenKind::RBrace).is_some() {
+                return Some(());
+            }
+            self.error_expected("'}' in attribute dictionary");
+            return None;
+        }
     }
 
     /// Like `parse_attr_dict`, but on an error (already reported) skips the whole
@@ -41,10 +53,10 @@ impl Parser<'_> {
     fn parse_named_attr(&mut self) -> Option<NamedAttr> {
         let name_tok = self.peek();
         let name: crate::tree::Str = match name_tok.kind {
-            TokenKind::BareId => self.text(name_tok).into(),
+            TokenKind::BareId => self.intern(self.text(name_tok)),
             TokenKind::String => {
                 let t = self.text(name_tok);
-                t[1..t.len() - 1].into()
+                self.intern(&t[1..t.len() - 1])
             }
             _ => {
                 self.error_expected("attribute name");
@@ -84,8 +96,7 @@ impl Parser<'_> {
                 match t.kind {
                     TokenKind::Integer | TokenKind::HexInteger => {
                         self.bump();
-                        let text = self.text_from(start.start).to_string();
-                        let value = parse_int(&text).unwrap_or(0);
+                        let value = parse_int(self.text_from(start.start)).unwrap_or(0);
                         let ty = self.optional_colon_type();
                         AttrKind::Int { value, ty }
                     }
@@ -127,23 +138,7 @@ impl Parser<'_> {
             }
             TokenKind::LBracket => {
                 self.bump();
-                let mut elems = Vec::new();
-                if self.eat(TokenKind::RBracket).is_none() {
-                    loop {
-                        if !self.enter() {
-                            return None;
-                        }
-                        let a = self.parse_attr();
-                        self.leave();
-                        elems.push(a?);
-                        if self.eat(TokenKind::Comma).is_some() {
-                            continue;
-                        }
-                        self.expect(TokenKind::RBracket, "']'")?;
-                        break;
-                    }
-                }
-                AttrKind::Array(elems)
+                AttrKind::Array(self.array_elements()?)
             }
             TokenKind::LBrace => AttrKind::Dict(self.parse_attr_dict()?),
             TokenKind::HashId => return self.parse_hash_attr(),
@@ -193,7 +188,7 @@ impl Parser<'_> {
                     _ if self.at_type_start() => AttrKind::Type(self.parse_type()?),
                     _ => {
                         self.bump();
-                        AttrKind::Keyword(word.into())
+                        AttrKind::Keyword(self.intern(word))
                     }
                 }
             }
@@ -204,6 +199,38 @@ impl Parser<'_> {
             }
         };
         Some(Attr { span: self.rel_from(start.start), kind })
+    }
+
+    /// After `[`: the elements up to `]`. They are gathered on a scratch stack shared by
+    /// nested arrays, so the array is allocated once, at its exact size.
+    fn array_elements(&mut self) -> Option<Vec<Attr>> {
+        let mark = self.attr_scratch.len();
+        let done = self.array_elements_onto_scratch();
+        let elems = self.attr_scratch.drain(mark..);
+        done.map(|()| {
+            let mut v = Vec::with_capacity(elems.len());
+            v.extend(elems);
+            v
+        })
+    }
+
+    fn array_elements_onto_scratch(&mut self) -> Option<()> {
+        if self.eat(TokenKind::RBracket).is_some() {
+            return Some(());
+        }
+        loop {
+            if !self.enter() {
+                return None;
+            }
+            let a = self.parse_attr();
+            self.leave();
+            self.attr_scratch.push(a?);
+            if self.eat(TokenKind::Comma).is_some() {
+                continue;
+            }
+            self.expect(TokenKind::RBracket, "']'")?;
+            return Some(());
+        }
     }
 
     /// `: type` after a literal, when present.

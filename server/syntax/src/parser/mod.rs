@@ -8,7 +8,7 @@ mod ty;
 
 use crate::lexer::{self, Token, TokenKind};
 use crate::span::Span;
-use crate::tree::{Child, Op, SyntaxError};
+use crate::tree::{Child, Op, Str, SyntaxError};
 use std::sync::Arc;
 
 pub use op::is_statement_start_kind;
@@ -21,91 +21,122 @@ const MAX_DEPTH: u32 = 256;
 /// (a longer look, e.g. at a huge result list, just sees the end of input).
 const LOOKAHEAD: usize = 128;
 
+/// A token of the parser's window: the lexer's token plus whether a line break precedes
+/// it (the parser asks that often; recording it while lexing is cheapest).
+#[derive(Clone, Copy)]
+struct WindowToken {
+    start: u32,
+    end: u32,
+    kind: TokenKind,
+    nl: bool,
+}
+
+impl WindowToken {
+    #[inline]
+    fn token(self) -> Token {
+        Token { kind: self.kind, start: self.start, end: self.end }
+    }
+}
+
 /// A token cursor over one piece of text (a chunk, or statements when re-parsing).
 ///
 /// Tokens are lexed on demand into a window that is trimmed at statement starts, so
-/// parsing never materialises the whole file's tokens.
+/// parsing never materialises the whole file's tokens. The window always holds at least
+/// `LOOKAHEAD` tokens from the cursor on: once the input is exhausted it is padded with
+/// end-of-input tokens, so looking ahead is a plain index.
 pub struct Parser<'s> {
     pub(crate) src: &'s str,
-    lexer: logos::Lexer<'s, TokenKind>,
+    scanner: lexer::Scanner<'s>,
     /// The token window; `toks[0]` has the global index `first`.
-    toks: Vec<Token>,
-    /// For each token of the window: whether a line break precedes it.
-    nl: Vec<bool>,
-    /// End of the last token put in the window.
-    last_end: usize,
+    toks: Vec<WindowToken>,
+    /// The current token, `toks[cur]`, kept at hand: it is read far more than it moves.
+    cur_tok: WindowToken,
     first: usize,
     lexed_all: bool,
-    /// Global index of the current token.
-    pos: usize,
+    /// Window index of the current token.
+    cur: usize,
     /// Start of the op being parsed: spans are made relative to it.
     pub(crate) base: u32,
     /// Errors of the op being parsed (relative spans).
-    pub(crate) errors: Vec<SyntaxError>,
+    pub(crate) errors: crate::tree::ThinVec<SyntaxError>,
     /// Set while parsing the custom syntax of an op, to prefix errors like MLIR does
     /// (`custom op 'sdy.mesh' ...`).
     pub(crate) custom_op: Option<&'static str>,
     depth: u32,
     /// Interned types by spelling (see `tree::Type`).
     types: rustc_hash::FxHashMap<&'s str, Arc<crate::tree::TypeKind>>,
+    /// Interned strings too long to be stored inline (op and attribute names).
+    strings: rustc_hash::FxHashMap<&'s str, Str>,
+    /// Elements of the arrays and entries of the dictionaries being read (innermost
+    /// last), so that each is stored at its exact size.
+    attr_scratch: Vec<crate::tree::Attr>,
+    named_scratch: Vec<crate::tree::NamedAttr>,
     /// Whether the last emitted error started a new failure (for `chained`).
     in_failure: bool,
 }
 
+/// Tokens lexed per refill of the window.
+const BATCH: usize = 1024;
+
 impl<'s> Parser<'s> {
     pub fn new(src: &'s str) -> Parser<'s> {
-        use logos::Logos;
+        // Small texts (incremental re-parses) get a small window.
+        let capacity = (src.len() / 3).clamp(LOOKAHEAD, BATCH) + LOOKAHEAD + BATCH / 4;
         let mut p = Parser {
             src,
-            lexer: TokenKind::lexer(src),
-            toks: Vec::with_capacity(8192),
-            nl: Vec::with_capacity(8192),
-            last_end: 0,
+            scanner: lexer::Scanner::new(src),
+            toks: Vec::with_capacity(capacity),
             first: 0,
+            cur_tok: WindowToken { start: 0, end: 0, kind: TokenKind::Eof, nl: true },
             lexed_all: false,
-            pos: 0,
+            cur: 0,
             base: 0,
-            errors: Vec::new(),
+            errors: Default::default(),
             custom_op: None,
             depth: 0,
             types: rustc_hash::FxHashMap::default(),
+            strings: rustc_hash::FxHashMap::default(),
+            attr_scratch: Vec::new(),
+            named_scratch: Vec::new(),
             in_failure: false,
         };
         p.refill();
+        p.cur_tok = p.window_token(0);
         p
     }
 
     /// Lexes more tokens when fewer than `LOOKAHEAD` remain past the cursor.
     #[inline]
     fn refill(&mut self) {
-        if self.lexed_all || self.first + self.toks.len() >= self.pos + LOOKAHEAD {
-            return;
+        if self.toks.len() < self.cur + LOOKAHEAD {
+            self.lex_batch();
         }
-        self.lex_batch();
     }
 
     #[inline(never)]
     fn lex_batch(&mut self) {
-        let target = self.toks.len() + 1024;
-        while self.toks.len() < target {
-            match self.lexer.next() {
-                Some(r) => {
-                    let kind = r.unwrap_or(TokenKind::Error);
-                    if kind == TokenKind::Comment {
-                        continue;
-                    }
-                    let span = self.lexer.span();
-                    // Gaps are mostly one space: a plain loop beats memchr here.
-                    let gap = &self.src.as_bytes()[self.last_end..span.start];
-                    let nl = gap.contains(&b'\n');
-                    self.nl.push(nl || (self.toks.is_empty() && self.first == 0));
-                    self.last_end = span.end;
-                    self.toks.push(Token { kind, start: span.start as u32, end: span.end as u32 });
-                }
-                None => {
-                    self.lexed_all = true;
-                    return;
-                }
+        if self.lexed_all {
+            return;
+        }
+        let target = self.toks.len() + BATCH;
+        let toks = &mut self.toks;
+        let more = self.scanner.scan(|t, nl| {
+            toks.push(WindowToken { start: t.start, end: t.end, kind: t.kind, nl });
+            toks.len() < target
+        });
+        if !more {
+            self.lexed_all = true;
+            // The end-of-input padding. The first one is preceded by a line break when
+            // the text after the last token has one (or there is no token).
+            let end = self.src.len() as u32;
+            let nl = self.scanner.line_break_pending();
+            for i in 0..LOOKAHEAD {
+                self.toks.push(WindowToken {
+                    start: end,
+                    end,
+                    kind: TokenKind::Eof,
+                    nl: nl || i > 0,
+                });
             }
         }
     }
@@ -113,33 +144,41 @@ impl<'s> Parser<'s> {
     /// Forgets tokens before the current one (keeping the previous token): called at
     /// statement starts, where the parser never backtracks across.
     pub(crate) fn trim_window(&mut self) {
-        if self.pos > self.first + 4096 {
-            let drop = self.pos - 1 - self.first;
+        if self.cur > 4096 {
+            let drop = self.cur - 1;
             self.toks.drain(..drop);
-            self.nl.drain(..drop);
             self.first += drop;
+            self.cur -= drop;
         }
     }
 
-    #[inline]
-    fn tok(&self, i: usize) -> Option<Token> {
-        i.checked_sub(self.first).and_then(|k| self.toks.get(k)).copied()
-    }
-
     // ----- cursor -----
+
+    /// Where the token `n` places ahead sits in the window.
+    #[inline]
+    fn window_index(&self, n: usize) -> usize {
+        self.cur + n
+    }
 
     /// The token `n` places ahead. Past `LOOKAHEAD` it is always end of input, so what
     /// the parser sees never depends on how far the lexer happens to have run.
     #[inline]
     pub(crate) fn nth(&self, n: usize) -> Token {
-        let found = if n < LOOKAHEAD { self.tok(self.pos + n) } else { None };
-        match found {
-            Some(t) => t,
-            None => {
+        if n == 0 {
+            return self.cur_tok.token();
+        }
+        match self.toks.get(self.window_index(n)) {
+            Some(t) if n < LOOKAHEAD => t.token(),
+            _ => {
                 let end = self.src.len() as u32;
                 Token { kind: TokenKind::Eof, start: end, end }
             }
         }
+    }
+    /// The current token's kind and whether a line break precedes it.
+    #[inline]
+    pub(crate) fn peek_kind_nl(&self) -> (TokenKind, bool) {
+        (self.cur_tok.kind, self.cur_tok.nl)
     }
     #[inline]
     pub(crate) fn peek(&self) -> Token {
@@ -149,6 +188,7 @@ impl<'s> Parser<'s> {
     pub(crate) fn kind(&self) -> TokenKind {
         self.peek().kind
     }
+    #[inline]
     pub(crate) fn nth_kind(&self, n: usize) -> TokenKind {
         self.nth(n).kind
     }
@@ -156,16 +196,20 @@ impl<'s> Parser<'s> {
     pub(crate) fn at(&self, kind: TokenKind) -> bool {
         self.kind() == kind
     }
+    #[inline]
     pub(crate) fn at_eof(&self) -> bool {
         self.kind() == TokenKind::Eof
     }
+    #[inline]
     pub(crate) fn text(&self, tok: Token) -> &'s str {
         tok.text(self.src)
     }
+    #[inline]
     pub(crate) fn peek_text(&self) -> &'s str {
         self.text(self.peek())
     }
     /// Whether the current token is the bare keyword `kw`.
+    #[inline]
     pub(crate) fn at_keyword(&self, kw: &str) -> bool {
         self.at(TokenKind::BareId) && self.peek_text() == kw
     }
@@ -173,11 +217,13 @@ impl<'s> Parser<'s> {
     pub(crate) fn bump(&mut self) -> Token {
         let t = self.peek();
         if t.kind != TokenKind::Eof {
-            self.pos += 1;
+            self.cur += 1;
             self.refill();
+            self.cur_tok = self.window_token(self.cur);
         }
         t
     }
+    #[inline]
     pub(crate) fn eat(&mut self, kind: TokenKind) -> Option<Token> {
         if self.at(kind) {
             Some(self.bump())
@@ -193,37 +239,91 @@ impl<'s> Parser<'s> {
         }
     }
     /// The end of the previous token (absolute), or 0.
+    #[inline]
     pub(crate) fn prev_end(&self) -> u32 {
-        if self.pos == 0 {
-            0
-        } else {
-            self.tok(self.pos - 1).map_or(0, |t| t.end)
+        match self.cur.checked_sub(1) {
+            Some(i) => self.toks.get(i).map_or(0, |t| t.end),
+            None => 0,
         }
     }
     /// Whether a line break separates the current token from the previous one.
+    #[inline]
     pub(crate) fn nl_before(&self) -> bool {
         self.nl_before_nth(0)
     }
+    #[inline]
     pub(crate) fn nl_before_nth(&self, n: usize) -> bool {
-        let i = self.pos + n;
-        if n >= LOOKAHEAD {
-            return true; // as `nth`: past the lookahead is the end of input
+        if n == 0 {
+            return self.cur_tok.nl;
         }
-        if let Some(&nl) = i.checked_sub(self.first).and_then(|k| self.nl.get(k)) {
-            return nl;
+        match self.toks.get(self.window_index(n)) {
+            Some(t) if n < LOOKAHEAD => t.nl,
+            // As `nth`: past the lookahead is the end of input.
+            _ => true,
         }
-        // End of input: is there a line break after the last token?
-        let prev_end = match i.checked_sub(1).and_then(|j| self.tok(j)) {
-            Some(t) => t.end as usize,
-            None => return true,
-        };
-        self.src.as_bytes()[prev_end..].contains(&b'\n')
     }
+    /// The cursor position, to `restore` within the same statement.
     pub(crate) fn save(&self) -> usize {
-        self.pos
+        self.first + self.cur
     }
     pub(crate) fn restore(&mut self, pos: usize) {
-        self.pos = pos;
+        // Positions before the window cannot occur (it is trimmed only at statement
+        // starts); clamped all the same rather than trusted.
+        self.cur = pos.saturating_sub(self.first).min(self.toks.len().saturating_sub(1));
+        self.cur_tok = self.window_token(self.cur);
+    }
+    /// For a group opened by the token `n` places ahead that holds no bracket (the
+    /// common `<16x128xf32>`): how many places ahead its `close` is, and the closer's end.
+    /// Looks over the lexed tokens only; `None` if they do not settle it.
+    pub(crate) fn plain_group_close(&self, n: usize, close: TokenKind) -> Option<(usize, u32)> {
+        let open = self.cur + n;
+        for (k, t) in self.toks.get(open + 1..)?.iter().enumerate() {
+            if t.kind == close {
+                return Some((n + 1 + k, t.end));
+            }
+            if is_bracket(t.kind) || t.kind == TokenKind::Eof {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// Moves the cursor `n` tokens forward, as `n` calls of `bump` would.
+    pub(crate) fn advance(&mut self, n: usize) {
+        self.jump_to(self.cur + n);
+    }
+
+    /// Moves the cursor forward to window index `i` (at most to the first end-of-input
+    /// token), as that many `bump`s would.
+    #[inline]
+    fn jump_to(&mut self, i: usize) {
+        while self.cur < i && self.cur_tok.kind != TokenKind::Eof {
+            // Never past the window: `refill` keeps `LOOKAHEAD` tokens ahead of `cur`.
+            let step = (i - self.cur).min(LOOKAHEAD);
+            self.cur += step;
+            self.refill();
+            self.cur_tok = self.window_token(self.cur);
+        }
+    }
+    /// The window token at `i`; end of input past the window.
+    #[inline]
+    fn window_token(&self, i: usize) -> WindowToken {
+        match self.toks.get(i) {
+            Some(&t) => t,
+            None => {
+                let end = self.src.len() as u32;
+                WindowToken { start: end, end, kind: TokenKind::Eof, nl: true }
+            }
+        }
+    }
+
+    /// `s` as a tree string; one shared copy per parse when too long to be inline.
+    #[inline]
+    pub(crate) fn intern(&mut self, s: &'s str) -> Str {
+        if s.len() <= Str::INLINE_LIMIT {
+            return Str::from(s);
+        }
+        self.strings.entry(s).or_insert_with(|| Str::from(s)).clone()
     }
 
     // ----- spans -----
@@ -262,7 +362,7 @@ impl<'s> Parser<'s> {
     /// token; never with the custom-op prefix.
     pub(crate) fn error_expected(&mut self, what: &str) {
         let t = self.peek();
-        let pos = if self.pos == 0 { t.start } else { self.prev_end().max(self.base) };
+        let pos = if self.save() == 0 { t.start } else { self.prev_end().max(self.base) };
         let span = if pos == t.start && t.kind != TokenKind::Eof {
             self.rel(t)
         } else {
@@ -323,8 +423,23 @@ impl<'s> Parser<'s> {
                 return;
             }
         };
-        let mut stack: smallvec::SmallVec<[TokenKind; 16]> = smallvec::smallvec![close];
         self.bump();
+        // Fast path: most groups (`loc(#loc3)`, `<16x128xf32>`) hold no bracket. Their
+        // tokens are looked over in the window and the cursor jumps past the closer; at a
+        // nested bracket or the end of the window the general loop takes over from there.
+        let mut i = self.cur;
+        while let Some(t) = self.toks.get(i) {
+            if t.kind == close {
+                self.jump_to(i + 1);
+                return;
+            }
+            if is_bracket(t.kind) || t.kind == TokenKind::Eof {
+                break;
+            }
+            i += 1;
+        }
+        self.jump_to(i);
+        let mut stack: smallvec::SmallVec<[TokenKind; 16]> = smallvec::smallvec![close];
         while let Some(&want) = stack.last() {
             if self.at_eof() {
                 return;
@@ -355,6 +470,22 @@ impl<'s> Parser<'s> {
             self.bump();
         }
     }
+}
+
+/// Whether `k` opens or closes a bracketed group.
+#[inline]
+fn is_bracket(k: TokenKind) -> bool {
+    matches!(
+        k,
+        TokenKind::LParen
+            | TokenKind::RParen
+            | TokenKind::LBracket
+            | TokenKind::RBracket
+            | TokenKind::LBrace
+            | TokenKind::RBrace
+            | TokenKind::Less
+            | TokenKind::Greater
+    )
 }
 
 /// Parses a chunk of text into its top-level statements (offsets relative to `text`).

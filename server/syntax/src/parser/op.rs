@@ -175,14 +175,15 @@ impl Parser<'_> {
             TokenKind::String => {
                 self.bump();
                 let text = self.text(t);
-                op.name = Name { text: text[1..text.len() - 1].into(), span: self.rel(t) };
+                op.name = Name { text: self.intern(&text[1..text.len() - 1]), span: self.rel(t) };
                 op.generic = true;
                 self.generic_body(op)?;
             }
             TokenKind::BareId => {
                 self.bump();
-                op.name = Name { text: self.text(t).into(), span: self.rel(t) };
-                self.custom_body(op)?;
+                let name = self.text(t);
+                op.name = Name { text: self.intern(name), span: self.rel(t) };
+                self.custom_body(op, name)?;
             }
             _ => {
                 self.error_expected("operation name in quotes");
@@ -486,9 +487,14 @@ impl Parser<'_> {
 
     // ----- custom forms -----
 
-    fn custom_body(&mut self, op: &mut Op) -> Option<()> {
-        let name_text = op.name.text.clone();
-        let name: &str = &name_text;
+    fn custom_body(&mut self, op: &mut Op, name: &str) -> Option<()> {
+        // Most ops of a file are StableHLO ops read by the generic scanner: decide that
+        // without going through every known name.
+        if let Some(rest) = name.strip_prefix("stablehlo.") {
+            if !matches!(rest, "while" | "return") {
+                return self.scan_custom(op);
+            }
+        }
         match name {
             "module" | "builtin.module" => self.module_body(op),
             "func.func" => self.func_body(op),
@@ -498,7 +504,7 @@ impl Parser<'_> {
                 let sharding = self.custom_attr(op, "sharding", |p| {
                     p.sdy_sharding_body().map(SdyAttr::Sharding)
                 })?;
-                op.inherent.push(sharding);
+                push_exact(&mut op.inherent, sharding);
                 self.attr_dict_and_sig(op)
             }
             "sdy.propagation_barrier" => {
@@ -519,7 +525,7 @@ impl Parser<'_> {
                     let a = self.custom_attr(op, "sharding", |p| {
                         p.sdy_sharding_body().map(SdyAttr::Sharding)
                     })?;
-                    op.inherent.push(a);
+                    push_exact(&mut op.inherent, a);
                 }
                 self.attr_dict_and_sig(op)
             }
@@ -539,12 +545,15 @@ impl Parser<'_> {
                     AttrKind::Elements { ty } => ty.clone(),
                     _ => None,
                 };
-                op.inherent.push(NamedAttr {
-                    name: "value".into(),
-                    name_span: value.span,
-                    span: value.span,
-                    value: Some(value),
-                });
+                push_exact(
+                    &mut op.inherent,
+                    NamedAttr {
+                        name: "value".into(),
+                        name_span: value.span,
+                        span: value.span,
+                        value: Some(value),
+                    },
+                );
                 if let Some(ty) = ty {
                     op.sig = Signature {
                         span: Some(ty.span),
@@ -571,14 +580,14 @@ impl Parser<'_> {
                 let a = self.custom_attr(op, key, |p| {
                     p.sdy_axis_list_per_dim().map(SdyAttr::AxisListPerDim)
                 })?;
-                op.inherent.push(a);
+                push_exact(&mut op.inherent, a);
                 self.collective_tail(op)
             }
             "sdy.all_to_all" => {
                 let a = self.custom_attr(op, "params", |p| {
                     p.sdy_all_to_all_params().map(SdyAttr::AllToAllParams)
                 })?;
-                op.inherent.push(a);
+                push_exact(&mut op.inherent, a);
                 self.collective_tail(op)
             }
             "sdy.collective_permute" => self.collective_tail(op),
@@ -588,7 +597,7 @@ impl Parser<'_> {
                 }
                 let key = if name == "sdy.all_reduce" { "reduction_axes" } else { "axes" };
                 let a = self.custom_attr(op, key, |p| p.sdy_axis_list().map(SdyAttr::AxisList))?;
-                op.inherent.push(a);
+                push_exact(&mut op.inherent, a);
                 self.collective_tail(op)
             }
             "stablehlo.while" => self.while_op(op),
@@ -611,7 +620,7 @@ impl Parser<'_> {
     fn custom_attr(
         &mut self,
         op: &Op,
-        key: &str,
+        key: &'static str,
         f: impl FnOnce(&mut Self) -> Option<SdyAttr>,
     ) -> Option<NamedAttr> {
         let start = self.peek().start;
@@ -621,7 +630,7 @@ impl Parser<'_> {
         let value = value?;
         let span = self.rel_from(start);
         Some(NamedAttr {
-            name: key.into(),
+            name: self.intern(key),
             name_span: span,
             value: Some(Attr { span, kind: AttrKind::Sdy(Box::new(value)) }),
             span,
@@ -629,7 +638,7 @@ impl Parser<'_> {
     }
 
     /// `key=value` where value is a keyword or integer (`allowed_direction=FORWARD`).
-    fn keyword_attr(&mut self, op: &mut Op, key: &str) -> Option<()> {
+    fn keyword_attr(&mut self, op: &mut Op, key: &'static str) -> Option<()> {
         let key_tok = self.peek();
         if self.eat_keyword(key).is_none() {
             self.error_expected(&format!("'{key}'"));
@@ -649,7 +658,7 @@ impl Parser<'_> {
             }
             TokenKind::BareId if !neg => {
                 self.bump();
-                AttrKind::Keyword(self.text(t).into())
+                AttrKind::Keyword(self.intern(self.text(t)))
             }
             _ => {
                 self.error_expected("integer or keyword");
@@ -657,12 +666,15 @@ impl Parser<'_> {
             }
         };
         let value = Attr { span: self.rel_from(start), kind };
-        op.inherent.push(NamedAttr {
-            name: key.into(),
-            name_span: self.rel(key_tok),
-            span: self.rel_from(key_tok.start),
-            value: Some(value),
-        });
+        push_exact(
+            &mut op.inherent,
+            NamedAttr {
+                name: self.intern(key),
+                name_span: self.rel(key_tok),
+                span: self.rel_from(key_tok.start),
+                value: Some(value),
+            },
+        );
         Some(())
     }
 
@@ -670,15 +682,18 @@ impl Parser<'_> {
     fn reduction_keyword(&mut self, op: &mut Op) {
         if self.at(TokenKind::BareId) && matches!(self.peek_text(), "sum" | "max" | "min") {
             let t = self.bump();
-            op.inherent.push(NamedAttr {
-                name: "reduction_op".into(),
-                name_span: self.rel(t),
-                span: self.rel(t),
-                value: Some(Attr {
+            push_exact(
+                &mut op.inherent,
+                NamedAttr {
+                    name: "reduction_op".into(),
+                    name_span: self.rel(t),
                     span: self.rel(t),
-                    kind: AttrKind::Keyword(self.text(t).into()),
-                }),
-            });
+                    value: Some(Attr {
+                        span: self.rel(t),
+                        kind: AttrKind::Keyword(self.text(t).into()),
+                    }),
+                },
+            );
         }
     }
 
@@ -692,7 +707,7 @@ impl Parser<'_> {
         self.expect(TokenKind::Equal, "'='")?;
         let a =
             self.custom_attr(op, "out_sharding", |p| p.sdy_sharding_body().map(SdyAttr::Sharding))?;
-        op.inherent.push(a);
+        push_exact(&mut op.inherent, a);
         self.attr_dict_and_sig(op)
     }
 
@@ -866,7 +881,7 @@ impl Parser<'_> {
         op.custom = Custom::Mesh { sym: Box::new(sym) };
         self.expect(TokenKind::Equal, "'='")?;
         let a = self.custom_attr(op, "mesh", |p| p.sdy_mesh_body().map(SdyAttr::Mesh))?;
-        op.inherent.push(a);
+        push_exact(&mut op.inherent, a);
         if self.at(TokenKind::LBrace) && !self.at_statement_boundary_nth(0) {
             op.attrs = self.parse_attr_dict_recovering();
         }
@@ -881,12 +896,12 @@ impl Parser<'_> {
             self.expect_keyword_eq(key)?;
             let a =
                 self.custom_attr(op, key, |p| p.sdy_stripped_per_value().map(SdyAttr::PerValue))?;
-            op.inherent.push(a);
+            push_exact(&mut op.inherent, a);
         }
         self.expect_keyword_eq("manual_axes")?;
         let a =
             self.custom_attr(op, "manual_axes", |p| p.sdy_manual_axes().map(SdyAttr::ManualAxes))?;
-        op.inherent.push(a);
+        push_exact(&mut op.inherent, a);
         let args = self.block_args()?;
         let r = self.parse_region(args)?;
         op.regions.push(r);
@@ -899,15 +914,18 @@ impl Parser<'_> {
         let name_tok = self.expect(TokenKind::String, "string")?;
         let span = self.rel(name_tok);
         let raw = self.text(name_tok);
-        op.inherent.push(NamedAttr {
-            name: "name".into(),
-            name_span: span,
-            span,
-            value: Some(Attr {
+        push_exact(
+            &mut op.inherent,
+            NamedAttr {
+                name: "name".into(),
+                name_span: span,
                 span,
-                kind: AttrKind::String { raw: raw[1..raw.len() - 1].into() },
-            }),
-        });
+                value: Some(Attr {
+                    span,
+                    kind: AttrKind::String { raw: raw[1..raw.len() - 1].into() },
+                }),
+            },
+        );
         self.expect(TokenKind::Greater, "'>'")?;
         self.expect(TokenKind::LParen, "'('")?;
         self.value_use_list(op, TokenKind::RParen)?;
@@ -916,7 +934,7 @@ impl Parser<'_> {
                 self.expect_keyword_eq(key)?;
                 let a = self
                     .custom_attr(op, key, |p| p.sdy_stripped_per_value().map(SdyAttr::PerValue))?;
-                op.inherent.push(a);
+                push_exact(&mut op.inherent, a);
             }
         }
         let args = self.block_args()?;
@@ -1000,15 +1018,18 @@ impl Parser<'_> {
                 TokenKind::AtId if op.inherent_attr(callee_key).is_none() => {
                     self.bump();
                     let span = self.rel(t);
-                    op.inherent.push(NamedAttr {
-                        name: callee_key.into(),
-                        name_span: span,
-                        span,
-                        value: Some(Attr {
+                    push_exact(
+                        &mut op.inherent,
+                        NamedAttr {
+                            name: self.intern(callee_key),
+                            name_span: span,
                             span,
-                            kind: AttrKind::Symbol(self.text(t)[1..].trim_matches('"').into()),
-                        }),
-                    });
+                            value: Some(Attr {
+                                span,
+                                kind: AttrKind::Symbol(self.text(t)[1..].trim_matches('"').into()),
+                            }),
+                        },
+                    );
                 }
                 TokenKind::LParen
                     if self.nth_kind(1) == TokenKind::ValueId
@@ -1027,7 +1048,10 @@ impl Parser<'_> {
                             None => op.attrs = Some(d),
                             // A second dictionary (e.g. convolution's `window = {..}` is a
                             // value, not a dict); keep the entries as inherent attributes.
-                            Some(_) => op.inherent.extend(d.entries),
+                            Some(_) => {
+                                op.inherent.reserve_exact(d.entries.len());
+                                op.inherent.extend(d.entries)
+                            }
                         }
                     }
                 }
@@ -1056,12 +1080,15 @@ impl Parser<'_> {
                         || t.kind == TokenKind::HashId =>
                 {
                     let a = self.parse_attr()?;
-                    op.inherent.push(NamedAttr {
-                        name: "value".into(),
-                        name_span: a.span,
-                        span: a.span,
-                        value: Some(a),
-                    });
+                    push_exact(
+                        &mut op.inherent,
+                        NamedAttr {
+                            name: "value".into(),
+                            name_span: a.span,
+                            span: a.span,
+                            value: Some(a),
+                        },
+                    );
                 }
                 TokenKind::UnterminatedString => {
                     let span = self.rel(t);
@@ -1095,12 +1122,15 @@ impl Parser<'_> {
         let value = self.parse_attr();
         match value {
             Some(v) if !self.at(TokenKind::BareId) || self.peek_text() != "x" => {
-                op.inherent.push(NamedAttr {
-                    name: self.text(key).into(),
-                    name_span: self.rel(key),
-                    span: self.rel_from(key.start),
-                    value: Some(v),
-                });
+                push_exact(
+                    &mut op.inherent,
+                    NamedAttr {
+                        name: self.intern(self.text(key)),
+                        name_span: self.rel(key),
+                        span: self.rel_from(key.start),
+                        value: Some(v),
+                    },
+                );
             }
             _ => {
                 // Not an attribute (e.g. `batching_dims = [0] x [0]`): rescan as tokens.
@@ -1156,7 +1186,9 @@ impl Parser<'_> {
     /// Whether the statement being scanned has ended: end of input, the `}` closing the
     /// enclosing region, or a new statement on a new line.
     fn at_statement_end(&self) -> bool {
-        self.at_eof() || self.at(TokenKind::RBrace) || self.at_statement_boundary()
+        let (kind, nl) = self.peek_kind_nl();
+        // Only a token after a line break can start a statement.
+        kind == TokenKind::Eof || kind == TokenKind::RBrace || (nl && self.at_statement_boundary())
     }
 
     /// A new line that starts a new statement.
@@ -1241,6 +1273,13 @@ impl Parser<'_> {
             self.bump();
         }
     }
+}
+
+/// Appends without spare capacity: ops keep their few attributes for as long as the
+/// document lives, so a vector grown by doubling would waste most of its memory.
+pub(crate) fn push_exact<T>(v: &mut ThinVec<T>, item: T) {
+    v.reserve_exact(1);
+    v.push(item);
 }
 
 /// MLIR prefixes custom-syntax errors with the op name; the prefix needs a `'static`

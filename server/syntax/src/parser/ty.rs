@@ -3,6 +3,7 @@
 
 use super::Parser;
 use crate::lexer::TokenKind;
+use crate::span::Span;
 use crate::tree::{Dim, Type, TypeKind};
 use std::sync::Arc;
 
@@ -16,10 +17,27 @@ impl<'s> Parser<'s> {
         }
     }
 
+    /// At `tensor<...>` with no bracket inside whose spelling was met before in this
+    /// parse: the type, with the cursor moved past it, without stepping through its tokens
+    /// (most types of a file are repeats). `None`, the cursor unmoved, otherwise.
+    fn known_plain_tensor(&mut self) -> Option<Type> {
+        if !self.at_keyword("tensor") || self.nth_kind(1) != TokenKind::Less {
+            return None;
+        }
+        let start = self.peek().start;
+        let (close, end) = self.plain_group_close(1, TokenKind::Greater)?;
+        let kind = self.types.get(self.src.get(start as usize..end as usize)?)?.clone();
+        self.advance(close + 1);
+        Some(Type { span: Span::new(start - self.base, end - self.base), kind })
+    }
+
     /// Parses a type; reports `expected type` and returns `None` when there is none.
     pub(crate) fn parse_type(&mut self) -> Option<Type> {
         let start = self.peek().start;
         // Seen this exact tensor type before: skip it without re-reading the shape.
+        if let Some(ty) = self.known_plain_tensor() {
+            return Some(ty);
+        }
         if self.at_keyword("tensor") && self.nth_kind(1) == TokenKind::Less {
             let save = self.save();
             self.bump();

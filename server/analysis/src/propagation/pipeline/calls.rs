@@ -107,8 +107,9 @@ pub fn flatten_call_graph(m: &mut Module) {
         .collect();
     let mut seen: HashSet<String> = HashSet::new();
     let mut table = SymbolTable::new(m);
+    // Clones go to the end of the module and calls are only renamed, so the paths of
+    // this index stay valid for the functions it lists.
     for sym in order {
-        let g = Graph::build(m);
         let Some(&f) = g.funcs.get(&sym) else { continue };
         for p in calls_in(m, &g, f) {
             let Some(c) = callee(op_at_path(m, &p)) else { continue };
@@ -133,15 +134,17 @@ pub fn import_func_calls(m: &mut Module) -> Vec<(Option<u32>, String)> {
         .collect();
     let mut moved: HashMap<String, Region> = HashMap::new();
     let mut moved_order: Vec<String> = Vec::new();
+    // A call is replaced in place (by an op at the same path), callees come first in
+    // the order (their bodies have no calls left when they move into a caller), and an
+    // emptied callee has been processed already: the paths of this one index stay
+    // valid for every call.
     for sym in order {
-        loop {
-            // Calls are replaced one at a time (paths change).
-            let g = Graph::build(m);
-            let Some(&f) = g.funcs.get(&sym) else { break };
-            let calls = calls_in(m, &g, f);
-            let Some(p) = calls.into_iter().find(|p| op_at_path(m, p).name == "func.call") else {
-                break;
-            };
+        let Some(&f) = g.funcs.get(&sym) else { continue };
+        let calls: Vec<Path> = calls_in(m, &g, f);
+        for p in calls {
+            if op_at_path(m, &p).name != "func.call" {
+                continue;
+            }
             let call = op_at_path(m, &p).clone();
             let Some(c) = callee(&call) else { break };
             let Some(fidx) = func_index(m, &c) else { break };
@@ -256,18 +259,24 @@ fn shardings_from_edges(m: &Module, g: &Graph, owners: &[ValueId]) -> Option<Vec
     )
 }
 
-/// Replaces the single data-flow edge user of each value by the value.
+/// Replaces the single data-flow edge user of each value by the value (one index,
+/// one rewiring walk; the edges are removed last to first).
 fn remove_data_flow_edges(m: &mut Module, values: &[ValueId]) {
+    let g = Graph::build(m);
+    let mut map: HashMap<ValueId, ValueId> = HashMap::new();
+    let mut paths: Vec<Path> = Vec::new();
     for &v in values {
-        let g = Graph::build(m);
         let Some((u, _)) = g.live_uses(v).next() else { continue };
-        if g.nodes[u].name != "sdy.data_flow_edge" {
+        if g.nodes[u].name != "sdy.data_flow_edge" || paths.contains(&g.nodes[u].path) {
             continue;
         }
-        let r = g.nodes[u].results[0];
-        let path = g.nodes[u].path.clone();
-        m.top.replace_uses(r, v);
-        let (last, parent) = path.split_last().expect("non-root");
+        map.insert(g.nodes[u].results[0], v);
+        paths.push(g.nodes[u].path.clone());
+    }
+    super::super::edges::replace_uses_through(m, &map);
+    paths.sort();
+    for p in paths.into_iter().rev() {
+        let Some((last, parent)) = p.split_last() else { continue };
         op_at_path_mut(m, parent).regions[last.0].blocks[last.1].ops.remove(last.2);
     }
 }
@@ -275,23 +284,18 @@ fn remove_data_flow_edges(m: &mut Module, values: &[ValueId]) {
 /// `sdy-export-named-computations`.
 pub fn export_named_computations(m: &mut Module) {
     let mut table = SymbolTable::new(m);
-    // Mark the named computations (post-order) with a temporary id.
+    // One index for all: a named computation is replaced in place by a call (inner ones
+    // first, in post-order), its body goes to a new function at the end of the module,
+    // and the edges are removed at the end, so the paths and uses of the computations
+    // still to export do not change.
     let g = Graph::build(m);
     let list: Vec<OpIdx> = post_order(&g)
         .into_iter()
         .filter(|&i| g.nodes[i].name == "sdy.named_computation")
         .collect();
-    for (k, &i) in list.iter().enumerate() {
-        g.op_mut(m, i).set_attr("__export_id", Attr::Int { value: k as i128, ty: "i64".into() });
-    }
     let mut call_results: Vec<ValueId> = Vec::new();
-    for k in 0..list.len() {
-        let g = Graph::build(m);
-        let Some(i) = (1..g.nodes.len()).find(|&j| {
-            matches!(g.op(m, j).attr("__export_id"), Some(Attr::Int { value, .. }) if *value == k as i128)
-        }) else {
-            continue;
-        };
+    let mut edge_owners: Vec<ValueId> = Vec::new();
+    for i in list {
         let args = g.nodes[i].args.first().and_then(|r| r.first()).cloned().unwrap_or_default();
         let results = g.nodes[i].results.clone();
         if let Some(list) = shardings_from_edges(m, &g, &args) {
@@ -330,7 +334,7 @@ pub fn export_named_computations(m: &mut Module) {
             fi.sym = sym.clone();
         }
         let mut call = make_call(&sym, nc.operands.clone(), results.clone());
-        call.attrs = nc.attrs.iter().filter(|a| a.name != "__export_id").cloned().collect();
+        call.attrs = nc.attrs.clone();
         call.origin = nc.origin;
         if let Some(o) = outs {
             call.set_attr("sdy.sharding", Attr::PerValue(o));
@@ -339,10 +343,11 @@ pub fn export_named_computations(m: &mut Module) {
         if let Some(b) = m.body_mut() {
             b.push(f);
         }
-        remove_data_flow_edges(m, &args);
+        edge_owners.extend(args);
         call_results.extend(results);
     }
-    remove_data_flow_edges(m, &call_results);
+    edge_owners.extend(call_results);
+    remove_data_flow_edges(m, &edge_owners);
 }
 
 /// `sdy-propagate-to-func-results`: every function but main takes its returned values'

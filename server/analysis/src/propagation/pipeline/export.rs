@@ -11,6 +11,10 @@ use std::collections::HashMap;
 
 /// `sdy-constant-or-scalar-merger`: identical constants (and broadcasts of the same
 /// scalar) in the same region with identical attributes are merged.
+///
+/// One post-order walk: a duplicate is merged into the first op with its key, and the
+/// values it defined are replaced at once (a use always comes after its definition in
+/// post-order, so broadcasts of merged scalars see the merged operand).
 pub fn constant_or_scalar_merger(m: &mut Module) {
     type Key = (
         Vec<crate::print::attr::NamedAttr>,
@@ -18,44 +22,55 @@ pub fn constant_or_scalar_merger(m: &mut Module) {
         String,
         Option<ValueId>,
     );
-    loop {
-        let g = Graph::build(m);
-        // (key, (parent op, region, block)) -> first op
-        type Seen = ((Key, (OpIdx, usize, usize)), OpIdx);
-        let mut seen: Vec<Seen> = Vec::new();
-        let mut merge: Option<(OpIdx, OpIdx)> = None;
-        for i in post_order(&g) {
-            let n = &g.nodes[i];
-            let Some(parent) = n.parent else { continue };
-            let Some(&(r, b, _)) = n.path.last() else { continue };
-            let op = g.op(m, i);
-            let ty =
-                n.results.first().map(|&v| m.ty(v).unwrap_or("").to_string()).unwrap_or_default();
-            let key: Key = if matches!(n.name.as_str(), "sdy.constant" | "stablehlo.constant") {
-                (op.props.clone(), op.attrs.clone(), ty, None)
-            } else if n.name == "stablehlo.broadcast_in_dim"
-                && n.operands.first().is_some_and(
-                    |&v| matches!(g.ty(m, v), ValueType::Ranked(ref d) if d.is_empty()),
-                )
-            {
-                (op.props.clone(), op.attrs.clone(), ty, Some(n.operands[0]))
-            } else {
-                continue;
-            };
-            let full = (key, (parent, r, b));
-            if let Some((_, first)) = seen.iter().find(|(k, _)| *k == full) {
-                merge = Some((i, *first));
-                break;
+    let g = Graph::build(m);
+    // Candidates by (parent op, region, block, type); the first op of each key.
+    type Place = (OpIdx, usize, usize, String);
+    let mut seen: HashMap<Place, Vec<(Key, OpIdx)>> = HashMap::new();
+    let mut replaced: HashMap<ValueId, ValueId> = HashMap::new();
+    let mut dups: Vec<OpIdx> = Vec::new();
+    for i in post_order(&g) {
+        let n = &g.nodes[i];
+        let Some(parent) = n.parent else { continue };
+        let Some(&(r, b, _)) = n.path.last() else { continue };
+        let op = g.op(m, i);
+        let ty = n.results.first().map(|&v| m.ty(v).unwrap_or("").to_string()).unwrap_or_default();
+        let key: Key = if matches!(n.name.as_str(), "sdy.constant" | "stablehlo.constant") {
+            (op.props.clone(), op.attrs.clone(), ty.clone(), None)
+        } else if n.name == "stablehlo.broadcast_in_dim"
+            && n.operands
+                .first()
+                .is_some_and(|&v| matches!(g.ty(m, v), ValueType::Ranked(ref d) if d.is_empty()))
+        {
+            let operand = n.operands[0];
+            let operand = *replaced.get(&operand).unwrap_or(&operand);
+            (op.props.clone(), op.attrs.clone(), ty.clone(), Some(operand))
+        } else {
+            continue;
+        };
+        let bucket = seen.entry((parent, r, b, ty)).or_default();
+        if let Some((_, first)) = bucket.iter().find(|(k, _)| *k == key) {
+            for (f, t) in n.results.iter().zip(&g.nodes[*first].results) {
+                replaced.insert(*f, *t);
             }
-            seen.push((full, i));
+            dups.push(i);
+            continue;
         }
-        let Some((dup, keep)) = merge else { break };
-        let (from, to) = (g.nodes[dup].results.clone(), g.nodes[keep].results.clone());
-        for (f, t) in from.iter().zip(&to) {
-            m.top.replace_uses(*f, *t);
+        bucket.push((key, i));
+    }
+    if dups.is_empty() {
+        return;
+    }
+    m.top.walk_mut(&mut |op: &mut Op| {
+        for v in &mut op.operands {
+            if let Some(t) = replaced.get(v) {
+                *v = *t;
+            }
         }
-        let p = g.nodes[dup].path.clone();
-        let (last, parent) = p.split_last().expect("non-root");
+    });
+    let mut paths: Vec<Path> = dups.iter().map(|&i| g.nodes[i].path.clone()).collect();
+    paths.sort();
+    for p in paths.into_iter().rev() {
+        let Some((last, parent)) = p.split_last() else { continue };
         op_at_path_mut(m, parent).regions[last.0].blocks[last.1].ops.remove(last.2);
     }
 }
@@ -311,12 +326,13 @@ fn insert_at(m: &mut Module, g: &Graph, at: At, op: Op) {
 /// an all-reduce over the operand's unreduced axes the target does not keep.
 fn all_reduce_unreduced(
     m: &mut Module,
+    cache: &mut GraphCache,
     user: OpIdx,
     k: usize,
     target: Option<&TensorSharding>,
     at: fn(OpIdx, ValueId) -> At,
 ) -> bool {
-    let g = Graph::build(m);
+    let g = cache.get(m);
     let Some(&v) = g.nodes[user].operands.get(k) else { return false };
     let Some(src) = g.sharding(m, v) else { return false };
     if src.unreduced.is_empty() {
@@ -335,8 +351,8 @@ fn all_reduce_unreduced(
     let mut op = Op::pretty("sdy.all_reduce", vec![v], vec![nv], Vec::new());
     op.set_prop("reduction_axes", Attr::AxisList(axes));
     op.set_prop("out_sharding", Attr::Sharding(out));
-    set_operand(m, &g, user, k, nv);
-    insert_at(m, &g, at(user, v), op);
+    set_operand(m, g, user, k, nv);
+    insert_at(m, g, at(user, v), op);
     true
 }
 
@@ -407,34 +423,33 @@ pub fn insert_explicit_reshards(m: &mut Module) {
             next += 1;
         }
     }
-    let find = |m: &Module, g: &Graph, id: i128| -> Option<OpIdx> {
-        (1..g.nodes.len()).find(
-            |&i| matches!(g.op(m, i).attr("__xr"), Some(Attr::Int { value, .. }) if *value == id),
-        )
-    };
+    // One index for the whole pass, rebuilt only after an insertion.
+    let mut cache = GraphCache::with_marker(m, "__xr");
     for id in order {
-        let g = Graph::build(m);
-        let Some(i) = find(m, &g, id) else { continue };
+        let Some(i) = cache.find(m, id) else { continue };
+        let g = cache.get(m);
         let name = g.nodes[i].name.clone();
         if is_terminator(&name) {
             continue;
         }
         if is_data_flow_op(&name) {
-            let (args, results) = super::super::edges::edge_owners(&g, i);
+            let (args, results) = super::super::edges::edge_owners(g, i);
             for owner in results.into_iter().chain(args) {
-                let g = Graph::build(m);
-                let Some(i) = find(m, &g, id) else { break };
-                let _ = i;
+                if cache.find(m, id).is_none() {
+                    break;
+                }
+                let g = cache.get(m);
                 let target = g.sharding(m, owner);
-                for src in edge_source_uses(&g, owner) {
-                    let (user, k) = src;
-                    all_reduce_unreduced(m, user, k, target.as_ref(), |_, v| At::AfterValue(v));
+                for (user, k) in edge_source_uses(g, owner) {
+                    all_reduce_unreduced(m, &mut cache, user, k, target.as_ref(), |_, v| {
+                        At::AfterValue(v)
+                    });
                 }
             }
             continue;
         }
         if name == "func.call" {
-            call_reshards(m, id, &find);
+            call_reshards(m, &mut cache, id);
             continue;
         }
         // All-reduces for operands whose unreduced axes the first result drops.
@@ -442,43 +457,40 @@ pub fn insert_explicit_reshards(m: &mut Module) {
         if nres > 0 {
             let target = g.sharding(m, g.nodes[i].results[0]);
             for k in 0..g.nodes[i].operands.len() {
-                let g = Graph::build(m);
-                let Some(i) = find(m, &g, id) else { break };
-                all_reduce_unreduced(m, i, k, target.as_ref(), |u, _| At::Before(u));
+                let Some(i) = cache.find(m, id) else { break };
+                all_reduce_unreduced(m, &mut cache, i, k, target.as_ref(), |u, _| At::Before(u));
             }
         }
         if name == "stablehlo.concatenate" {
-            let g = Graph::build(m);
-            if let Some(i) = find(m, &g, id) {
+            if let Some(i) = cache.find(m, id) {
+                let g = cache.get(m);
                 let n = &g.nodes[i];
                 let res = n.results.first().and_then(|&r| g.sharding(m, r));
                 if n.operands.iter().any(|&v| g.sharding(m, v) != res) {
-                    full_version(m, &g, i);
+                    full_version(m, g, i);
                 }
             }
         }
         if matches!(name.as_str(), "stablehlo.dot" | "stablehlo.dot_general") {
-            let g = Graph::build(m);
-            if let Some(i) = find(m, &g, id) {
-                process_dot(m, &g, i);
+            if let Some(i) = cache.find(m, id) {
+                process_dot(m, cache.get(m), i);
             }
         }
-        let g = Graph::build(m);
-        if let Some(i) = find(m, &g, id) {
-            all_reduces_for_reduction_factors(m, &g, i);
+        if let Some(i) = cache.find(m, id) {
+            all_reduces_for_reduction_factors(m, cache.get(m), i);
         }
     }
     // Function returns.
     for fid in funcs {
-        let g = Graph::build(m);
-        let Some(f) = find(m, &g, fid) else { continue };
+        let Some(f) = cache.find(m, fid) else { continue };
+        let g = cache.get(m);
         let Some(t) = g.terminator(f, 0) else { continue };
         for k in 0..g.nodes[t].operands.len() {
-            let g = Graph::build(m);
-            let Some(f) = find(m, &g, fid) else { break };
+            let Some(f) = cache.find(m, fid) else { break };
+            let g = cache.get(m);
             let Some(t) = g.terminator(f, 0) else { break };
             let target = g.func_result_sharding(m, f, k);
-            all_reduce_unreduced(m, t, k, target.as_ref(), |u, _| At::Before(u));
+            all_reduce_unreduced(m, &mut cache, t, k, target.as_ref(), |u, _| At::Before(u));
         }
     }
     m.top.walk_mut(&mut |op: &mut Op| {
@@ -513,9 +525,9 @@ fn edge_source_uses(g: &Graph, owner: ValueId) -> Vec<(OpIdx, usize)> {
 }
 
 /// Full-version reshards of a call's operands to the callee's argument shardings.
-fn call_reshards(m: &mut Module, id: i128, find: &dyn Fn(&Module, &Graph, i128) -> Option<OpIdx>) {
-    let g = Graph::build(m);
-    let Some(i) = find(m, &g, id) else { return };
+fn call_reshards(m: &mut Module, cache: &mut GraphCache, id: i128) {
+    let Some(i) = cache.find(m, id) else { return };
+    let g = cache.get(m);
     let Some(c) = callee(g.op(m, i)) else { return };
     let Some(&cf) = g.funcs.get(&c) else { return };
     let callee_op = g.op(m, cf).clone();
@@ -533,9 +545,11 @@ fn call_reshards(m: &mut Module, id: i128, find: &dyn Fn(&Module, &Graph, i128) 
         }
     };
     for (k, t) in targets.iter().enumerate() {
-        all_reduce_unreduced_call(m, id, k, t, find);
-        let g = Graph::build(m);
-        let Some(i) = find(m, &g, id) else { return };
+        if let Some(i) = cache.find(m, id) {
+            all_reduce_unreduced(m, cache, i, k, Some(t), |_, v| At::AfterValue(v));
+        }
+        let Some(i) = cache.find(m, id) else { return };
+        let g = cache.get(m);
         let Some(&v) = g.nodes[i].operands.get(k) else { continue };
         let cur = g.sharding(m, v);
         if super::calls::is_equivalent(cur.as_ref(), Some(t)) {
@@ -545,21 +559,9 @@ fn call_reshards(m: &mut Module, id: i128, find: &dyn Fn(&Module, &Graph, i128) 
         let nv = m.new_value(ty);
         let mut op = Op::pretty("sdy.reshard", vec![v], vec![nv], Vec::new());
         op.set_prop("sharding", Attr::Sharding(t.clone()));
-        set_operand(m, &g, i, k, nv);
-        insert_at(m, &g, At::AfterValue(v), op);
+        set_operand(m, g, i, k, nv);
+        insert_at(m, g, At::AfterValue(v), op);
     }
-}
-
-fn all_reduce_unreduced_call(
-    m: &mut Module,
-    id: i128,
-    k: usize,
-    t: &TensorSharding,
-    find: &dyn Fn(&Module, &Graph, i128) -> Option<OpIdx>,
-) {
-    let g = Graph::build(m);
-    let Some(i) = find(m, &g, id) else { return };
-    all_reduce_unreduced(m, i, k, Some(t), |_, v| At::AfterValue(v));
 }
 
 /// `processDot`: when the result conflicts with the operands on one factor whose

@@ -414,16 +414,18 @@ pub fn constant_or_scalar_splitter(m: &mut Module) {
     });
     let g = Graph::build(m);
     let order = call_graph_post_order(m, &g);
+    // Callee symbol -> its original name (the splitter renames nothing).
+    let originals: HashMap<String, Option<String>> = m
+        .body()
+        .iter()
+        .filter_map(|op| func_sym(op).map(|s| (s.to_string(), original_func_name(op))))
+        .collect();
     let mut non_const_named: HashSet<String> = HashSet::new();
     let mut non_const_funcs: HashSet<String> = HashSet::new();
+    // Splitting a region only changes ops inside it, so the paths of this index stay
+    // valid for every region: named computations first (post-order), then the body.
     for f in order {
         let sym = func_sym(g.op(m, f)).unwrap_or("").to_string();
-        // Named computations first (post-order), then the function body.
-        let g = Graph::build(m);
-        let Some(fi) = g.funcs.get(&sym).copied() else { continue };
-        let mut named: Vec<ValueId> = Vec::new();
-        let mut stack = vec![fi];
-        let mut post: Vec<OpIdx> = Vec::new();
         fn go(g: &Graph, i: OpIdx, out: &mut Vec<OpIdx>) {
             for r in &g.nodes[i].children {
                 for b in r {
@@ -434,29 +436,29 @@ pub fn constant_or_scalar_splitter(m: &mut Module) {
             }
             out.push(i);
         }
-        go(&g, fi, &mut post);
-        stack.clear();
+        let mut post: Vec<OpIdx> = Vec::new();
+        go(&g, f, &mut post);
+        let mut cx = Splitter {
+            func: &sym,
+            originals: &originals,
+            non_const_named: &mut non_const_named,
+            non_const_funcs: &mut non_const_funcs,
+        };
         for i in post {
             if g.nodes[i].name == "sdy.named_computation" {
-                // Identify by first result or block argument.
-                if let Some(&k) = g.nodes[i].results.first().or_else(|| {
-                    g.nodes[i].args.first().and_then(|r| r.first()).and_then(|b| b.first())
-                }) {
-                    named.push(k);
-                }
+                split_region(m, &g.nodes[i].path, 0, &mut cx);
             }
         }
-        for key in named {
-            let g = Graph::build(m);
-            let Some(op) = g.owner(key) else { continue };
-            let path = g.nodes[op].path.clone();
-            split_region(m, path, 0, &sym, &mut non_const_named, &mut non_const_funcs);
-        }
-        let g = Graph::build(m);
-        let Some(fi) = g.funcs.get(&sym).copied() else { continue };
-        let path = g.nodes[fi].path.clone();
-        split_region(m, path, 0, &sym, &mut non_const_named, &mut non_const_funcs);
+        split_region(m, &g.nodes[f].path, 0, &mut cx);
     }
+}
+
+/// What the splitter carries from region to region.
+struct Splitter<'a> {
+    func: &'a str,
+    originals: &'a HashMap<String, Option<String>>,
+    non_const_named: &'a mut HashSet<String>,
+    non_const_funcs: &'a mut HashSet<String>,
 }
 
 /// Functions in the call graph's post-order (callees first).
@@ -524,127 +526,157 @@ fn is_pure(name: &str) -> bool {
 }
 
 /// One `walkOnRegion` of the splitter over region `r` of the op at `path`.
-fn split_region(
-    m: &mut Module,
-    path: Path,
-    r: usize,
-    func: &str,
-    non_const_named: &mut HashSet<String>,
-    non_const_funcs: &mut HashSet<String>,
-) {
-    // Pre-order list of ops of the region, not entering named computations; keyed by
-    // a stable id (an ordinal we attach as a temporary attribute).
-    let mut counter = 0i128;
-    {
-        let op = op_at_path_mut(m, &path);
-        let Some(region) = op.regions.get_mut(r) else { return };
-        fn mark(ops: &mut [Op], counter: &mut i128) {
-            for o in ops {
-                o.set_attr("__split_id", Attr::Int { value: *counter, ty: "i64".into() });
-                *counter += 1;
-                if o.name == "sdy.named_computation" {
-                    continue;
-                }
-                for r in &mut o.regions {
-                    for b in &mut r.blocks {
-                        mark(&mut b.ops, counter);
-                    }
+///
+/// The walk reads one index of the module built up front: clones are only recorded
+/// while walking (each one goes right before the op it copies, in creation order, as
+/// MLIR's insertion point before the original op places them) and inserted at the
+/// end, so op paths stay valid throughout and the region costs one index build
+/// instead of one per op.
+fn split_region(m: &mut Module, path: &[(usize, usize, usize)], r: usize, cx: &mut Splitter<'_>) {
+    let g = Graph::build_sub(m, path);
+    let owner = 0;
+    let Some(region) = g.nodes[owner].children.get(r) else { return };
+    // Pre-order list of ops of the region, not entering named computations.
+    fn collect(g: &Graph, ops: &[OpIdx], out: &mut Vec<OpIdx>) {
+        for &o in ops {
+            out.push(o);
+            if g.nodes[o].name == "sdy.named_computation" {
+                continue;
+            }
+            for r in &g.nodes[o].children {
+                for b in r {
+                    collect(g, b, out);
                 }
             }
         }
-        for b in &mut region.blocks {
-            mark(&mut b.ops, &mut counter);
-        }
     }
-    let id_of = |op: &Op| -> Option<i128> {
-        match op.attr("__split_id") {
-            Some(Attr::Int { value, .. }) => Some(*value),
-            _ => None,
-        }
-    };
-    let mut constant_ops: Vec<i128> = Vec::new();
-    let mut scalar_exp: Vec<i128> = Vec::new();
-    for id in 0..counter {
-        let g = Graph::build(m);
-        let Some(i) = (1..g.nodes.len()).find(|&i| id_of(g.op(m, i)) == Some(id)) else { continue };
+    let mut walk: Vec<OpIdx> = Vec::new();
+    for b in region {
+        collect(&g, b, &mut walk);
+    }
+    let mut constant_ops: Vec<OpIdx> = Vec::new();
+    let mut constant_set: HashSet<OpIdx> = HashSet::new();
+    let mut scalar_exp: Vec<OpIdx> = Vec::new();
+    let mut scalar_set: HashSet<OpIdx> = HashSet::new();
+    // Clones to insert right before an original op, in creation order.
+    let mut before: HashMap<OpIdx, Vec<Op>> = HashMap::new();
+    for &i in &walk {
         let n = &g.nodes[i];
-        let name = n.name.clone();
+        let name = n.name.as_str();
         if name == "func.func" || name == "sdy.sharding_group" {
             continue;
         }
         let const_of = |v: ValueId| -> bool {
-            match g.def(v) {
-                Some(Def::Result { op, .. }) => {
-                    id_of(g.op(m, op)).is_some_and(|k| constant_ops.contains(&k))
-                }
-                _ => false,
-            }
+            matches!(g.def(v), Some(Def::Result { op, .. }) if constant_set.contains(&op))
         };
-        let preserving = constant_preserving(m, &g, i, non_const_named, non_const_funcs);
-        let is_const_expr = matches!(name.as_str(), "sdy.constant" | "stablehlo.iota")
+        let preserving = constant_preserving(m, &g, i, cx);
+        let is_const_expr = matches!(name, "sdy.constant" | "stablehlo.iota")
             || (preserving && n.operands.iter().all(|&v| const_of(v)));
         if is_const_expr {
-            constant_ops.push(id);
+            constant_ops.push(i);
+            constant_set.insert(i);
             continue;
         }
-        if !preserving && !is_terminator(&name) {
+        if !preserving && !is_terminator(name) {
             if let Some(nc) = enclosing_named(m, &g, i) {
-                non_const_named.insert(nc);
+                cx.non_const_named.insert(nc);
             }
-            non_const_funcs.insert(func.to_string());
+            cx.non_const_funcs.insert(cx.func.to_string());
         }
         let scalar_expansion = name == "stablehlo.broadcast_in_dim"
             && n.operands.first().is_some_and(|&v| is_scalar(m, v));
         if scalar_expansion {
-            scalar_exp.push(id);
+            scalar_exp.push(i);
+            scalar_set.insert(i);
             continue;
         }
         // Clone constant sub-computations used by this op.
-        let operands = n.operands.clone();
-        for (k, v) in operands.into_iter().enumerate() {
-            let g = Graph::build(m);
+        for (k, &v) in n.operands.iter().enumerate() {
             let Some(Def::Result { op: d, .. }) = g.def(v) else { continue };
-            let did = id_of(g.op(m, d));
-            if !did.is_some_and(|x| constant_ops.contains(&x) || scalar_exp.contains(&x)) {
+            if !constant_set.contains(&d) && !scalar_set.contains(&d) {
                 continue;
             }
-            let nv = clone_sub_computation(m, v);
-            let g = Graph::build(m);
-            let Some(user) = (1..g.nodes.len()).find(|&j| id_of(g.op(m, j)) == Some(id)) else {
-                continue;
-            };
-            let user_op = g.op_mut(m, user);
+            let nv = clone_sub_computation(m, &g, v, &mut before);
+            let user_op = g.op_mut(m, i);
             // operand k in MLIR order -> written order
-            let written = written_index(user_op, k);
-            if let Some(w) = written {
+            if let Some(w) = written_index(user_op, k) {
                 user_op.operands[w] = nv;
             }
         }
     }
+    // Insert the clones, block by block, deepest first: an insertion shifts the paths
+    // of what follows in its block, never those of the blocks above it.
+    let mut blocks: Vec<(Path, usize, usize)> = Vec::new();
+    for &d in before.keys() {
+        let Some((last, parent)) = g.nodes[d].path.split_last() else { continue };
+        blocks.push((parent.to_vec(), last.0, last.1));
+    }
+    blocks.sort();
+    blocks.dedup();
+    blocks.sort_by_key(|b| std::cmp::Reverse(b.0.len()));
+    // Originals to erase keep a mark through the insertion, to be found again.
+    let mut erase_order: Vec<OpIdx> = scalar_exp.clone();
+    erase_order.extend(constant_ops.iter().rev().copied());
+    for (k, &i) in erase_order.iter().enumerate() {
+        g.op_mut(m, i).set_attr("__split_id", Attr::Int { value: k as i128, ty: "i64".into() });
+    }
+    for (parent, ri, bi) in blocks {
+        let children = &g.nodes[owner_at(&g, &parent[path.len()..])].children[ri][bi];
+        let block = &mut op_at_path_mut(m, &parent).regions[ri].blocks[bi];
+        let old = std::mem::take(&mut block.ops);
+        let mut ops = Vec::with_capacity(old.len());
+        for (op, &idx) in old.into_iter().zip(children) {
+            if let Some(clones) = before.remove(&idx) {
+                ops.extend(clones);
+            }
+            ops.push(op);
+        }
+        block.ops = ops;
+    }
     // Erase the now unused constant ops (scalar expansions first, then constants in
     // reverse), with their sharding group users.
-    let mut erase_order: Vec<i128> = scalar_exp.clone();
-    erase_order.extend(constant_ops.iter().rev().copied());
-    for id in erase_order {
-        let g = Graph::build(m);
-        let Some(i) = (1..g.nodes.len()).find(|&j| id_of(g.op(m, j)) == Some(id)) else { continue };
-        let users: Vec<OpIdx> =
-            g.nodes[i].results.iter().flat_map(|&r| g.live_uses(r).map(|(u, _)| u)).collect();
+    let g = Graph::build_sub(m, path);
+    let mut at: Vec<Option<OpIdx>> = vec![None; erase_order.len()];
+    for i in 1..g.nodes.len() {
+        if let Some(Attr::Int { value, .. }) = g.op(m, i).attr("__split_id") {
+            if let Some(slot) = at.get_mut(*value as usize) {
+                *slot = Some(i);
+            }
+        }
+    }
+    let mut erased: HashSet<OpIdx> = HashSet::new();
+    for i in at.into_iter().flatten() {
+        let users: Vec<OpIdx> = g.nodes[i]
+            .results
+            .iter()
+            .flat_map(|&r| g.live_uses(r).map(|(u, _)| u))
+            .filter(|u| !erased.contains(u))
+            .collect();
         if users.iter().any(|&u| g.nodes[u].name != "sdy.sharding_group") {
             continue;
         }
-        let mut paths: Vec<Path> = users.iter().map(|&u| g.nodes[u].path.clone()).collect();
-        paths.push(g.nodes[i].path.clone());
-        paths.sort();
-        paths.dedup();
-        for p in paths.into_iter().rev() {
-            let (last, parent) = p.split_last().expect("non-root");
-            op_at_path_mut(m, parent).regions[last.0].blocks[last.1].ops.remove(last.2);
-        }
+        erased.insert(i);
+        erased.extend(users);
     }
-    m.top.walk_mut(&mut |op: &mut Op| {
+    let mut paths: Vec<Path> = erased.iter().map(|&i| g.nodes[i].path.clone()).collect();
+    paths.sort();
+    paths.dedup();
+    for p in paths.into_iter().rev() {
+        let (last, parent) = p.split_last().expect("non-root");
+        op_at_path_mut(m, parent).regions[last.0].blocks[last.1].ops.remove(last.2);
+    }
+    op_at_path_mut(m, path).walk_mut(&mut |op: &mut Op| {
         op.remove_attr("__split_id");
     });
+}
+
+/// The node at `path` relative to the root of `g`.
+fn owner_at(g: &Graph, path: &[(usize, usize, usize)]) -> OpIdx {
+    let mut i = 0;
+    for &(r, b, k) in path {
+        i = g.nodes[i].children[r][b][k];
+    }
+    i
 }
 
 /// The written index of the `k`-th operand in MLIR's order.
@@ -671,25 +703,17 @@ fn enclosing_named(m: &Module, g: &Graph, mut i: OpIdx) -> Option<String> {
     None
 }
 
-fn constant_preserving(
-    m: &Module,
-    g: &Graph,
-    i: OpIdx,
-    non_const_named: &HashSet<String>,
-    non_const_funcs: &HashSet<String>,
-) -> bool {
+fn constant_preserving(m: &Module, g: &Graph, i: OpIdx, cx: &Splitter<'_>) -> bool {
     let n = &g.nodes[i];
     match n.name.as_str() {
         "func.call" => {
             let c = callee(g.op(m, i));
-            let orig = c
-                .and_then(|c| g.funcs.get(&c).copied())
-                .and_then(|f| original_func_name(g.op(m, f)));
-            return !orig.is_some_and(|o| non_const_funcs.contains(&o));
+            let orig = c.and_then(|c| cx.originals.get(&c).cloned().flatten());
+            return !orig.is_some_and(|o| cx.non_const_funcs.contains(&o));
         }
         "sdy.named_computation" => {
             return !str_attr(g.op(m, i).prop("name"))
-                .is_some_and(|x| non_const_named.contains(&x));
+                .is_some_and(|x| cx.non_const_named.contains(&x));
         }
         _ => {}
     }
@@ -707,40 +731,42 @@ fn constant_preserving(
     is_elementwise_op(&n.name, o.as_ref(), r.as_ref())
 }
 
-/// Clones the sub-computation defining `v` (not cloning scalars) right before each
-/// original op; returns the clone of `v`.
-fn clone_sub_computation(m: &mut Module, v: ValueId) -> ValueId {
+/// Clones the sub-computation defining `v` (not cloning scalars), each clone to go
+/// right before the op it copies (recorded in `before`); returns the clone of `v`.
+fn clone_sub_computation(
+    m: &mut Module,
+    g: &Graph,
+    v: ValueId,
+    before: &mut HashMap<OpIdx, Vec<Op>>,
+) -> ValueId {
     if is_scalar(m, v) {
         return v;
     }
     let mut map: HashMap<ValueId, ValueId> = HashMap::new();
-    clone_rec(m, v, &mut map);
+    clone_rec(m, g, v, &mut map, before);
     *map.get(&v).unwrap_or(&v)
 }
 
-fn clone_rec(m: &mut Module, v: ValueId, map: &mut HashMap<ValueId, ValueId>) {
+fn clone_rec(
+    m: &mut Module,
+    g: &Graph,
+    v: ValueId,
+    map: &mut HashMap<ValueId, ValueId>,
+    before: &mut HashMap<OpIdx, Vec<Op>>,
+) {
     if is_scalar(m, v) || map.contains_key(&v) {
         return;
     }
-    let g = Graph::build(m);
     let Some(Def::Result { op: d, .. }) = g.def(v) else { return };
-    for &o in &g.nodes[d].operands.clone() {
+    for &o in &g.nodes[d].operands {
         if matches!(g.def(o), Some(Def::Result { .. })) {
-            clone_rec(m, o, map);
+            clone_rec(m, g, o, map, before);
         }
     }
-    let g = Graph::build(m);
-    let Some(Def::Result { op: d, .. }) = g.def(v) else { return };
     let original = g.op(m, d).clone();
-    let mut cloned = clone_op(m, &original, map);
-    cloned.remove_attr("__split_id");
-    let path = g.nodes[d].path.clone();
-    let (last, parent) = path.split_last().expect("non-root");
-    let mut at = last.2;
-    op_at_path_mut(m, parent).regions[last.0].blocks[last.1].ops.insert(at, cloned);
-    at += 1;
+    let cloned = clone_op(m, &original, map);
+    let mut new_ops = vec![cloned];
     // Clone the sharding group users of `v` right before the original op too.
-    let g = Graph::build(m);
     let users: Vec<OpIdx> = g
         .live_uses(v)
         .map(|(u, _)| u)
@@ -748,11 +774,9 @@ fn clone_rec(m: &mut Module, v: ValueId, map: &mut HashMap<ValueId, ValueId>) {
         .collect();
     for u in users {
         let group = g.op(m, u).clone();
-        let mut c = clone_op(m, &group, map);
-        c.remove_attr("__split_id");
-        op_at_path_mut(m, parent).regions[last.0].blocks[last.1].ops.insert(at, c);
-        at += 1;
+        new_ops.push(clone_op(m, &group, map));
     }
+    before.entry(d).or_default().extend(new_ops);
 }
 
 /// `sdy-import-func-calls` is in `calls.rs`; this re-exports data-flow edges for it.

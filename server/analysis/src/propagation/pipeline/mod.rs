@@ -8,12 +8,34 @@ pub mod full;
 pub mod import;
 
 use super::driver::{Failure, Warning};
+use super::inference::{explain_strategy, Explained};
 use super::{constraints, edges, run_strategy, Level, Options, Outcome};
 use crate::model::Model;
 use crate::print::ir::Module;
 
 /// Runs the pipeline on `m`.
 pub fn run_pipeline(m: &mut Module, model: &Model, src: &str, dedup_fully: bool) -> Outcome {
+    pipeline_body(m, model, src, dedup_fully, false).0
+}
+
+/// [`run_pipeline`] with the editor's explanation of its propagation step.
+pub fn run_pipeline_explained(
+    m: &mut Module,
+    model: &Model,
+    src: &str,
+    dedup_fully: bool,
+) -> (Outcome, Option<Explained>) {
+    pipeline_body(m, model, src, dedup_fully, true)
+}
+
+fn pipeline_body(
+    m: &mut Module,
+    model: &Model,
+    src: &str,
+    dedup_fully: bool,
+    explain: bool,
+) -> (Outcome, Option<Explained>) {
+    let mut explained = None;
     let mut warnings: Vec<Warning> = Vec::new();
     let fail = |at: Option<u32>, message: String, warnings: Vec<Warning>| Outcome {
         warnings,
@@ -24,9 +46,10 @@ pub fn run_pipeline(m: &mut Module, model: &Model, src: &str, dedup_fully: bool)
     import::remove_size_one_axes(m);
     import::propagate_sharding_from_func_to_call(m);
     import::constant_or_scalar_splitter(m);
+    super::editor::pause_point();
     import::symbol_dce(m);
     if let Err((at, msg)) = import::manual_axes_cleanup(m) {
-        return fail(at, msg, warnings);
+        return (fail(at, msg, warnings), explained);
     }
     edges::add_data_flow_edges(m);
     if !dedup_fully {
@@ -43,22 +66,29 @@ pub fn run_pipeline(m: &mut Module, model: &Model, src: &str, dedup_fully: bool)
         import::symbol_dce(m);
         constraints::apply_sharding_constraints(m);
         if let Err((at, msg)) = import::sharding_group_import(m) {
-            return fail(at, msg, warnings);
+            return (fail(at, msg, warnings), explained);
         }
     } else {
         constraints::apply_sharding_constraints(m);
         if let Err((at, msg)) = import::sharding_group_import(m) {
-            return fail(at, msg, warnings);
+            return (fail(at, msg, warnings), explained);
         }
         calls::add_func_data_flow_edges(m);
     }
     calls::pre_order_funcs(m);
+    super::editor::pause_point();
     let mut opts = Options::new(Level::UserPriority);
     opts.keep_sharding_rules = true;
-    let out = run_strategy(m, model, src, &opts);
+    let out = if explain {
+        let (out, e) = explain_strategy(m, model, src, &opts);
+        explained = Some(e);
+        out
+    } else {
+        run_strategy(m, model, src, &opts)
+    };
     warnings.extend(out.warnings);
     if let Some(f) = out.failure {
-        return Outcome { warnings, failure: Some(f) };
+        return (Outcome { warnings, failure: Some(f) }, explained);
     }
     if !dedup_fully {
         calls::export_named_computations(m);
@@ -67,6 +97,7 @@ pub fn run_pipeline(m: &mut Module, model: &Model, src: &str, dedup_fully: bool)
         calls::propagate_to_func_results(m);
         calls::sink_func_data_flow_edges(m);
     }
+    super::editor::pause_point();
     calls::unflatten_call_graph(m, dedup_fully);
     import::symbol_dce(m);
     calls::insert_func_call_reshards(m);
@@ -77,10 +108,11 @@ pub fn run_pipeline(m: &mut Module, model: &Model, src: &str, dedup_fully: bool)
     export::update_non_divisible_io(m);
     export::remove_sub_axes_in_io(m);
     export::close_shardings(m);
+    super::editor::pause_point();
     export::insert_explicit_reshards(m);
     export::canonicalize(m);
     export::drop_sharding_rules(m);
-    Outcome { warnings, failure: None }
+    (Outcome { warnings, failure: None }, explained)
 }
 
 fn loc_of(model: &Model, origin: Option<u32>) -> u32 {

@@ -1,0 +1,186 @@
+//! "Why does this value end up sharded like this?": the propagated sharding of a value
+//! and its reasons, as markdown: per axis the user-written sharding it came from and the
+//! ops it went through (with their priority round), and the axes a conflict dropped
+//! (the conflicting tensors, where to look). Locations are rendered through a callback,
+//! so a front end can make them links.
+
+use crate::model::Model;
+use crate::print::sdy::{AxisRef, TensorSharding};
+use crate::propagation::driver::Phase;
+use crate::propagation::editor::reshards::{
+    axes_text, compact, node_name, source_span, source_text,
+};
+use crate::propagation::editor::{Strategy, ValueResult};
+use crate::propagation::inference::{AxisOrigin, Conflict, Hop};
+use std::fmt::Write;
+
+/// A location (chunk-relative offset) as `(1-based line, link target)`, or `None`.
+pub type Locate<'a> = &'a dyn Fn(u32) -> Option<(u32, String)>;
+
+/// How many hops of an origin walk are shown (the rest is summarised).
+const MAX_HOPS: usize = 12;
+
+/// The propagation section of a value's hover.
+pub fn explain(
+    model: &Model,
+    v: &ValueResult,
+    strategy: Strategy,
+    stale: bool,
+    locate: Locate<'_>,
+) -> String {
+    let mut out = String::new();
+    let head = if stale { "Propagated (stale: the text changed since)" } else { "Propagated" };
+    match v.inferred.as_slice() {
+        [] => {
+            let _ =
+                writeln!(out, "**{head}** (`{}`): not in the propagated module.", strategy.name());
+        }
+        [one] => {
+            let _ = writeln!(
+                out,
+                "**{head}** (`{}`): {}",
+                strategy.name(),
+                sharding_text(&one.sharding)
+            );
+        }
+        many => {
+            let _ = writeln!(
+                out,
+                "**{head}** (`{}`): the value has {} copies that differ (one per call site of its function):",
+                strategy.name(),
+                many.len()
+            );
+            for x in many {
+                let _ = writeln!(out, "- in `@{}`: {}", x.func, sharding_text(&x.sharding));
+            }
+        }
+    }
+    if let Some(w) = &v.written {
+        let _ = writeln!(out, "\nWritten: `{}`", w.attr());
+    }
+    let inferred = v.single().or_else(|| v.inferred.first().and_then(|x| x.sharding.as_ref()));
+    if let Some(s) = inferred {
+        let mut lines = Vec::new();
+        for (d, dim) in s.dims.iter().enumerate() {
+            for a in &dim.axes {
+                match v.origins.iter().find(|o| o.axis == *a) {
+                    Some(o) => lines.push(origin_line(model, a, d, o, locate)),
+                    None => lines.push(format!("- {a} (dimension {d}): origin not recorded")),
+                }
+            }
+        }
+        if !lines.is_empty() {
+            let _ = writeln!(out, "\n**Why**:");
+            for l in lines {
+                let _ = writeln!(out, "{l}");
+            }
+        }
+    }
+    if !v.conflicts.is_empty() {
+        let _ = writeln!(out, "\n**Conflicts**:");
+        for c in &v.conflicts {
+            let _ = writeln!(out, "{}", conflict_line(c, locate));
+        }
+    }
+    out
+}
+
+fn sharding_text(s: &Option<TensorSharding>) -> String {
+    match s {
+        Some(s) => format!("`{}`", s.attr()),
+        None => "no sharding".to_string(),
+    }
+}
+
+/// `[line 12](target)` or `line 12`, or the op name alone.
+fn at(locate: Locate<'_>, offset: Option<u32>) -> String {
+    match offset.and_then(locate) {
+        Some((line, target)) if !target.is_empty() => format!("[line {line}]({target})"),
+        Some((line, _)) => format!("line {line}"),
+        None => "made by a pass".to_string(),
+    }
+}
+
+fn origin_line(
+    model: &Model,
+    a: &AxisRef,
+    dim: usize,
+    o: &AxisOrigin,
+    locate: Locate<'_>,
+) -> String {
+    let mut s = format!("- {a} (dimension {dim}) ← {}", source_text(&o.source));
+    if let Some(span) = source_span(model, &o.source) {
+        let _ = write!(s, " ({})", at(locate, Some(span.start)));
+    }
+    if o.priority > 0 {
+        let _ = write!(s, ", priority p{}", o.priority);
+    }
+    if o.hops.is_empty() {
+        s.push_str(": written on the value itself");
+        return s;
+    }
+    s.push_str(", via ");
+    let shown: Vec<String> = o.hops.iter().take(MAX_HOPS).map(|h| hop_text(h, locate)).collect();
+    s.push_str(&shown.join(" → "));
+    if o.hops.len() > MAX_HOPS {
+        let _ = write!(s, " → … ({} more)", o.hops.len() - MAX_HOPS);
+    }
+    if let Some(last) = o.hops.last() {
+        let phase = phase_text(last.phase);
+        if !phase.is_empty() {
+            let _ = write!(s, " ({phase})");
+        }
+    }
+    s
+}
+
+fn hop_text(h: &Hop, locate: Locate<'_>) -> String {
+    format!("`{}` ({})", h.op_name, at(locate, h.op))
+}
+
+fn phase_text(p: Phase) -> String {
+    let mut parts = Vec::new();
+    if p.user_priority > 0 {
+        parts.push(format!("user priority p{}", p.user_priority));
+    }
+    if let Some(l) = p.op_level {
+        parts.push(format!("op-priority round {l}"));
+    }
+    if p.aggressive {
+        parts.push("aggressive".to_string());
+    }
+    parts.join(", ")
+}
+
+fn conflict_line(c: &Conflict, locate: Locate<'_>) -> String {
+    let mut s = format!(
+        "- at `{}` ({}), as its {}: {} dropped",
+        c.op_name,
+        at(locate, c.op),
+        node_name(c.node),
+        axes_text(&c.dropped)
+    );
+    let others: Vec<String> = c
+        .sources
+        .iter()
+        .map(|(n, axes)| format!("{} has `{{{}}}`", node_name(*n), axes_text(axes)))
+        .collect();
+    if !others.is_empty() {
+        let _ = write!(s, " ({} on the same dimension of the computation)", others.join(", "));
+    }
+    let kept = if c.kept.is_empty() {
+        "none".to_string()
+    } else {
+        format!("`{{{}}}`", axes_text(&c.kept))
+    };
+    let _ = write!(s, "; kept {kept}");
+    s
+}
+
+/// A one-line summary for an inlay hint's tooltip title.
+pub fn summary(v: &ValueResult) -> String {
+    match v.single() {
+        Some(s) => compact(s),
+        None => "several shardings".to_string(),
+    }
+}

@@ -1,0 +1,287 @@
+//! Propagation for the editor: one `// -----` chunk through the same pass `opt` runs
+//! for a strategy, with the result mapped back onto the source (per function
+//! argument, function result and op result: the sharding `opt` prints for it, where its
+//! axes came from, what a conflict dropped) and the reshards a conflict leaves.
+//!
+//! ```text
+//! let p = propagate(src, &chunk, &model, &diagnostics, Strategy::Pipeline);
+//! p.printed()            // the module exactly as `opt -sdy-propagation-pipeline` prints it
+//! p.values[i].inferred   // per source value: the sharding(s) opt prints for it
+//! hints::propagated(&model, src, &p)   // inlay hints, chunk-relative offsets
+//! ```
+//!
+//! The passes run are the ones behind `opt`'s flags ([`Strategy::flag`]): the pipeline
+//! is [`super::pipeline`]'s, a strategy is [`super::run_strategy`] with the pass's
+//! default options; only a tracer is added to the propagation step.
+
+pub mod hints;
+pub mod reshards;
+pub mod sites;
+
+use super::driver::Warning;
+use super::graph::Graph;
+use super::inference::{explain_strategy, AxisOrigin, Conflict};
+use super::{Level, Options};
+use crate::diag::{Diagnostic, Note, Origin, Severity};
+use crate::model::Model;
+use crate::print::ir::Module;
+use crate::print::sdy::{Mesh, TensorSharding};
+use sdy_syntax::tree::Chunk;
+use sdy_syntax::Span;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// The editor's `propagation.strategy` setting: which `opt` pass runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Strategy {
+    /// `-sdy-propagation-pipeline`: import passes, user-priority propagation, export.
+    #[default]
+    Pipeline,
+    Basic,
+    Aggressive,
+    OpPriority,
+    UserPriority,
+}
+
+impl Strategy {
+    pub const ALL: [Strategy; 5] = [
+        Strategy::Pipeline,
+        Strategy::Basic,
+        Strategy::Aggressive,
+        Strategy::OpPriority,
+        Strategy::UserPriority,
+    ];
+
+    /// The setting's spelling (`pipeline`, `basic`, `aggressive`, `op-priority`,
+    /// `user-priority`).
+    pub fn parse(s: &str) -> Option<Strategy> {
+        Strategy::ALL.into_iter().find(|x| x.name() == s)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Pipeline => "pipeline",
+            Strategy::Basic => "basic",
+            Strategy::Aggressive => "aggressive",
+            Strategy::OpPriority => "op-priority",
+            Strategy::UserPriority => "user-priority",
+        }
+    }
+
+    /// The `opt` pass flag (without the dash).
+    pub fn flag(self) -> &'static str {
+        match self {
+            Strategy::Pipeline => "sdy-propagation-pipeline",
+            Strategy::Basic => "sdy-basic-propagate",
+            Strategy::Aggressive => "sdy-aggressive-propagate",
+            Strategy::OpPriority => "sdy-op-priority-propagate",
+            Strategy::UserPriority => "sdy-user-priority-propagate",
+        }
+    }
+}
+
+/// A value of the source, by where it is defined (offsets relative to the chunk, like
+/// the model the chunk was analysed into).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Site {
+    /// Argument `index` of the function starting at `func`.
+    Arg { func: u32, index: usize },
+    /// Result `index` of the function starting at `func`.
+    Result { func: u32, index: usize },
+    /// Result `index` of the op starting at `op`.
+    OpResult { op: u32, index: usize },
+}
+
+/// The sharding `opt` prints for one copy of a source value: a function the pipeline
+/// cloned for a second call site, or a constant split per user, has several.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Variant {
+    pub sharding: Option<TensorSharding>,
+    /// The function of the printed module it is in.
+    pub func: String,
+}
+
+/// What propagation did to one source value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValueResult {
+    pub site: Site,
+    /// The value in the chunk's model (for positions), when the site has one.
+    pub value: Option<crate::model::ValueId>,
+    /// The sharding written in the source.
+    pub written: Option<TensorSharding>,
+    /// What the printed module has for it: one entry per copy, distinct shardings
+    /// only (empty when the value is gone from the printed module).
+    pub inferred: Vec<Variant>,
+    /// Where the axes of the (first) inferred sharding come from.
+    pub origins: Vec<AxisOrigin>,
+    /// Axes a conflict kept away from the value.
+    pub conflicts: Vec<Conflict>,
+}
+
+impl ValueResult {
+    /// The inferred sharding when all copies agree.
+    pub fn single(&self) -> Option<&TensorSharding> {
+        match self.inferred.as_slice() {
+            [v] => v.sharding.as_ref(),
+            _ => None,
+        }
+    }
+}
+
+/// The propagation of one chunk.
+pub struct ChunkPropagation {
+    pub strategy: Strategy,
+    /// The pass failed (or the chunk has errors): nothing is printed, like `opt`.
+    pub failed: bool,
+    /// Errors and warnings, chunk-relative, as `opt` reports them.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Per source value, in source order.
+    pub values: Vec<ValueResult>,
+    /// Where a conflict leaves tensors of an op sharded differently (communication).
+    pub reshards: Vec<reshards::Reshard>,
+    /// The meshes of the module, by name.
+    pub meshes: HashMap<String, Mesh>,
+    module: Option<Module>,
+    printed: OnceLock<String>,
+}
+
+impl ChunkPropagation {
+    /// The module after the pass, exactly as `opt` prints it (empty when it failed).
+    pub fn printed(&self) -> &str {
+        self.printed.get_or_init(|| match &self.module {
+            Some(m) if !self.failed => crate::print::print_module(m),
+            _ => String::new(),
+        })
+    }
+
+    /// The result for `site`.
+    pub fn value(&self, site: Site) -> Option<&ValueResult> {
+        let i = self.values.binary_search_by(|v| v.site.cmp(&site)).ok()?;
+        self.values.get(i)
+    }
+
+    fn failure(strategy: Strategy, diagnostics: Vec<Diagnostic>) -> ChunkPropagation {
+        ChunkPropagation {
+            strategy,
+            failed: true,
+            diagnostics,
+            values: Vec::new(),
+            reshards: Vec::new(),
+            meshes: HashMap::new(),
+            module: None,
+            printed: OnceLock::new(),
+        }
+    }
+}
+
+/// Runs `strategy` on a chunk: `src` is the text the chunk's spans and `model` refer
+/// to, `diagnostics` the chunk's analysis diagnostics (a chunk with errors is not run,
+/// as `opt` does not run passes on it).
+pub fn propagate(
+    src: &str,
+    chunk: &Chunk,
+    model: &Model,
+    diagnostics: &[Diagnostic],
+    strategy: Strategy,
+) -> ChunkPropagation {
+    let errors: Vec<Diagnostic> = crate::verify::mlir_view(diagnostics, model)
+        .into_iter()
+        .filter(|d| d.severity == Severity::Error)
+        .collect();
+    if !errors.is_empty() {
+        return ChunkPropagation::failure(strategy, errors);
+    }
+    let mut m = crate::print::build_module(src, chunk);
+    let written = sites::written(&m);
+    let (outcome, explained) = match strategy {
+        Strategy::Pipeline => {
+            let (o, e) = super::pipeline::run_pipeline_explained(&mut m, model, src, false);
+            (o, e.unwrap_or_default())
+        }
+        s => {
+            let level = match s {
+                Strategy::Basic => Level::Basic,
+                Strategy::Aggressive => Level::Aggressive,
+                Strategy::OpPriority => Level::OpPriority,
+                _ => Level::UserPriority,
+            };
+            explain_strategy(&mut m, model, src, &Options::new(level))
+        }
+    };
+    let mut diags = warnings(outcome.warnings);
+    if let Some(f) = outcome.failure {
+        let span = Span::new(f.at, f.at);
+        diags.push(Diagnostic {
+            span,
+            focus: span,
+            severity: Severity::Error,
+            message: f.message,
+            notes: Vec::new(),
+            origin: Origin::Pass,
+            stage: None,
+        });
+        return ChunkPropagation::failure(strategy, diags);
+    }
+    let g = Graph::build(&m);
+    let values = sites::results(model, &m, &g, &written, &explained);
+    let reshards = reshards::find(model, &m, &g, &values);
+    ChunkPropagation {
+        strategy,
+        failed: false,
+        diagnostics: diags,
+        values,
+        reshards,
+        meshes: g.meshes.clone(),
+        module: Some(m),
+        printed: OnceLock::new(),
+    }
+}
+
+/// The pass warnings, each once-per-process warning once.
+fn warnings(ws: Vec<Warning>) -> Vec<Diagnostic> {
+    let mut seen: Vec<&'static str> = Vec::new();
+    let mut out = Vec::new();
+    for w in ws {
+        if let Some(k) = w.once_key {
+            if seen.contains(&k) {
+                continue;
+            }
+            seen.push(k);
+        }
+        let span = Span::new(w.at, w.at);
+        out.push(Diagnostic {
+            span,
+            focus: span,
+            severity: Severity::Warning,
+            message: w.message,
+            notes: Vec::<Note>::new(),
+            origin: Origin::Pass,
+            stage: None,
+        });
+    }
+    out
+}
+
+thread_local! {
+    static PAUSE: std::cell::RefCell<Option<Box<dyn Fn()>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Installs (or removes) what a propagation running on this thread calls at its pause
+/// points: a front end that has more urgent work (an editor analysing a keystroke) may
+/// block there until it is done.
+pub fn set_pause_hook(hook: Option<Box<dyn Fn()>>) {
+    PAUSE.with(|p| *p.borrow_mut() = hook);
+}
+
+/// A point where a long propagation may pause (between ops of the worklist, between
+/// passes).
+pub fn pause_point() {
+    PAUSE.with(|p| {
+        if let Some(f) = &*p.borrow() {
+            f();
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests;

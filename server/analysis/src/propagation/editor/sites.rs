@@ -1,0 +1,168 @@
+//! From the propagated module back to the source: which printed value is which source
+//! value. Ops read from the source keep their start offset (`origin`) through every
+//! pass, copies included (a function cloned for a second call, a constant split per
+//! user); a function the pipeline re-creates from a call is recognised by the origins
+//! of its body.
+
+use super::{Site, ValueResult, Variant};
+use crate::model::{Model, OpId};
+use crate::print::ir::Module;
+use crate::print::sdy::TensorSharding;
+use crate::propagation::graph::{Graph, OpIdx};
+use crate::propagation::inference::Explained;
+use std::collections::HashMap;
+
+/// The shardings written in the source module (before any pass), by site.
+pub fn written(m: &Module) -> HashMap<Site, TensorSharding> {
+    let g = Graph::build(m);
+    let mut out = HashMap::new();
+    for i in 1..g.nodes.len() {
+        let n = &g.nodes[i];
+        let Some(o) = n.origin else { continue };
+        if n.name == "func.func" {
+            for (index, &a) in entry_args(&g, i).iter().enumerate() {
+                if let Some(s) = g.sharding(m, a) {
+                    out.insert(Site::Arg { func: o, index }, s);
+                }
+            }
+            for index in 0..func_result_count(&g, m, i) {
+                if let Some(s) = g.func_result_sharding(m, i, index) {
+                    out.insert(Site::Result { func: o, index }, s);
+                }
+            }
+            continue;
+        }
+        for (index, &r) in n.results.iter().enumerate() {
+            if let Some(s) = g.sharding(m, r) {
+                out.insert(Site::OpResult { op: o, index }, s);
+            }
+        }
+    }
+    out
+}
+
+fn entry_args(g: &Graph, i: OpIdx) -> Vec<crate::print::ir::ValueId> {
+    g.nodes[i].args.first().and_then(|r| r.first()).cloned().unwrap_or_default()
+}
+
+fn func_result_count(g: &Graph, m: &Module, i: OpIdx) -> usize {
+    g.op(m, i).func().map_or(0, |f| f.results.len())
+}
+
+/// Per source value: what the propagated module `m` has for it, with the explanation.
+pub fn results(
+    model: &Model,
+    m: &Module,
+    g: &Graph,
+    written: &HashMap<Site, TensorSharding>,
+    explained: &Explained,
+) -> Vec<ValueResult> {
+    let by_start: HashMap<u32, OpId> =
+        model.ops.iter().enumerate().map(|(i, o)| (o.start, i as OpId)).collect();
+    // (site) -> (variants, the printed value of the first one)
+    let mut found: HashMap<Site, (Vec<Variant>, crate::print::ir::ValueId)> = HashMap::new();
+    let mut add = |site: Site, s: Option<TensorSharding>, func: &str, v| {
+        let e = found.entry(site).or_insert_with(|| (Vec::new(), v));
+        if !e.0.iter().any(|x| x.sharding == s) {
+            e.0.push(Variant { sharding: s, func: func.to_string() });
+        }
+    };
+    let top: Vec<OpIdx> = g.nodes[0].children.iter().flatten().flatten().copied().collect();
+    for f in top {
+        if g.nodes[f].name != "func.func" {
+            continue;
+        }
+        let Some(name) = g.op(m, f).func().map(|fi| fi.sym.clone()) else { continue };
+        if let Some(src) = source_func(model, &by_start, g, f) {
+            for (index, &a) in entry_args(g, f).iter().enumerate() {
+                add(Site::Arg { func: src, index }, g.sharding(m, a), &name, a);
+            }
+            if let Some(t) = g.terminator(f, 0) {
+                for (index, &v) in g.nodes[t].operands.iter().enumerate() {
+                    add(
+                        Site::Result { func: src, index },
+                        g.func_result_sharding(m, f, index),
+                        &name,
+                        v,
+                    );
+                }
+            }
+        }
+        let mut stack: Vec<OpIdx> =
+            g.nodes[f].children.iter().flatten().flatten().copied().collect();
+        while let Some(i) = stack.pop() {
+            stack.extend(g.nodes[i].children.iter().flatten().flatten().copied());
+            let n = &g.nodes[i];
+            let Some(o) = n.origin else { continue };
+            if !by_start.contains_key(&o) {
+                continue;
+            }
+            for (index, &r) in n.results.iter().enumerate() {
+                add(Site::OpResult { op: o, index }, g.sharding(m, r), &name, r);
+            }
+        }
+    }
+    let mut sites: Vec<Site> = found.keys().copied().chain(written.keys().copied()).collect();
+    sites.sort();
+    sites.dedup();
+    sites
+        .into_iter()
+        .map(|site| {
+            let (inferred, printed) = match found.remove(&site) {
+                Some((v, p)) => (v, Some(p)),
+                None => (Vec::new(), None),
+            };
+            let (origins, conflicts) = match printed {
+                Some(p) => (explained.origins(p), explained.conflicts(p)),
+                None => (Vec::new(), Vec::new()),
+            };
+            ValueResult {
+                site,
+                value: model_value(model, &by_start, site),
+                written: written.get(&site).cloned(),
+                inferred,
+                origins,
+                conflicts,
+            }
+        })
+        .collect()
+}
+
+/// The source function a printed function stands for: its own origin, else the
+/// function holding the ops of its body (a function re-created from a call). `None`
+/// for a function made from a named computation of the source.
+fn source_func(model: &Model, by_start: &HashMap<u32, OpId>, g: &Graph, f: OpIdx) -> Option<u32> {
+    if let Some(o) = g.nodes[f].origin {
+        if by_start.get(&o).is_some_and(|&id| model.op(id).name() == "func.func") {
+            return Some(o);
+        }
+    }
+    let mut stack: Vec<OpIdx> = g.nodes[f].children.iter().flatten().flatten().copied().collect();
+    while let Some(i) = stack.pop() {
+        if let Some(&id) = g.nodes[i].origin.and_then(|o| by_start.get(&o)) {
+            let owner = model
+                .ancestors(id)
+                .find(|&a| matches!(model.op(a).name(), "func.func" | "sdy.named_computation"))?;
+            let op = model.op(owner);
+            return (op.name() == "func.func").then_some(op.start);
+        }
+        stack.extend(g.nodes[i].children.iter().flatten().flatten().copied());
+    }
+    None
+}
+
+/// The model value of a site.
+fn model_value(
+    model: &Model,
+    by_start: &HashMap<u32, OpId>,
+    site: Site,
+) -> Option<crate::model::ValueId> {
+    match site {
+        Site::Arg { func, index } => {
+            let op = model.op(*by_start.get(&func)?);
+            op.region_args.first()?.get(index).copied()
+        }
+        Site::Result { .. } => None,
+        Site::OpResult { op, index } => model.op(*by_start.get(&op)?).results.get(index).copied(),
+    }
+}

@@ -1,0 +1,280 @@
+//! Propagation in the editor, in-process: the command, inlay hints (fresh, stale, per
+//! setting), their tooltips, the hover's "why", code lenses, conflict diagnostics and
+//! the propagated module.
+mod lsp_common;
+
+use expect_test::expect;
+use lsp_common::{capabilities, fixture, pos16, range, render_diagnostics, TestServer, URI};
+use serde_json::{json, Value};
+
+async fn start() -> TestServer {
+    let mut s = TestServer::new();
+    s.initialize(capabilities(&[])).await;
+    s
+}
+
+async fn command(s: &mut TestServer, name: &str, strategy: &str) -> Result<Value, Value> {
+    let args = json!([{"uri": URI, "strategy": strategy}]);
+    s.request("workspace/executeCommand", json!({"command": name, "arguments": args})).await
+}
+
+async fn propagate(s: &mut TestServer, strategy: &str) -> Value {
+    command(s, "sdy.propagate", strategy).await.expect("sdy.propagate failed")
+}
+
+async fn hints(s: &mut TestServer, text: &str) -> Value {
+    let end = text.lines().count();
+    let params = json!({
+        "textDocument": {"uri": URI},
+        "range": {"start": {"line": 0, "character": 0}, "end": {"line": end, "character": 0}}
+    });
+    s.request("textDocument/inlayHint", params).await.expect("inlayHint failed")
+}
+
+/// Hints as `line:col label` lines.
+fn render_hints(hints: &Value) -> String {
+    let mut out = String::new();
+    for h in hints.as_array().expect("hints") {
+        let p = &h["position"];
+        out.push_str(&format!(
+            "{}:{} {}\n",
+            p["line"],
+            p["character"],
+            h["label"].as_str().unwrap()
+        ));
+    }
+    out
+}
+
+#[tokio::test]
+async fn propagate_then_hints_hover_lenses_and_diagnostics() {
+    let mut s = start().await;
+    let text = fixture("propagation.mlir");
+    let d = s.open_and_wait(&text).await;
+    assert_eq!(d["diagnostics"], json!([]));
+
+    // Before any run: the per-device shapes of the written shardings only.
+    expect![[r#"
+        3:39 per-device 4x16xf32
+        3:120 per-device 16x8xf32
+        13:42 per-device 4x8xf32
+        13:117 per-device 2x8xf32
+    "#]]
+    .assert_eq(&render_hints(&hints(&mut s, &text).await));
+
+    let answer = propagate(&mut s, "pipeline").await;
+    assert_eq!(answer["version"], 1);
+    assert_eq!((answer["chunks"].as_u64(), answer["failed"].as_u64()), (Some(2), Some(0)));
+    assert!(answer["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("sdy: propagated 2 chunks (pipeline) of version 1"));
+
+    // The run publishes the document's diagnostics again, with the reshard the
+    // conflict of the second chunk needs.
+    let (d, _) = s.diagnostics_for(URI, 1).await;
+    expect![[r#"
+        14:7-14:20 info [sdy] `stablehlo.add` needs a reshard: its tensors are sharded differently on the same dimension of the computation (operand 0 `[{"x"}, {}]`, operand 1 `[{"y"}, {}]`, result 0 unsharded), because user shardings conflict there; resolving it moves up to about 320 B per device (all-gather of operand 0 over "x", operand 1 over "y")
+            related file:///test/a.mlir 13:44-13:92: "x" comes from the sharding of argument 0 of `@conflict`
+            related file:///test/a.mlir 13:119-13:167: "y" comes from the sharding of argument 1 of `@conflict`
+    "#]]
+    .assert_eq(&render_diagnostics(&d));
+
+    let fresh = hints(&mut s, &text).await;
+    expect![[r#"
+        3:39 per-device 4x16xf32
+        3:120 per-device 16x8xf32
+        3:192 [{"x"}, {"y"}]
+        3:192 per-device 4x8xf32
+        4:4 [{"x"}, {"y"}]
+        4:131 per-device 4x8xf32
+        5:4 [{"x"}, {"y"}]
+        5:45 per-device 4x8xf32
+        13:42 per-device 4x8xf32
+        13:117 per-device 2x8xf32
+    "#]]
+    .assert_eq(&render_hints(&fresh));
+
+    // The tooltip explains where the axes come from.
+    let sharded = fresh
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["position"] == json!({"line": 4, "character": 4}))
+        .unwrap()
+        .clone();
+    let resolved = s.request("inlayHint/resolve", sharded).await.expect("resolve failed");
+    expect![[r#"
+        **Propagated** (`pipeline`): `#sdy.sharding<@mesh, [{"x"}, {"y"}]>`
+
+        **Why**:
+        - "x" (dimension 0) ← the sharding of argument 0 of `@main` ([line 4](file:///test/a.mlir#L4)), via `stablehlo.dot_general` ([line 5](file:///test/a.mlir#L5)) (op-priority round 2, aggressive)
+        - "y" (dimension 1) ← the sharding of argument 1 of `@main` ([line 4](file:///test/a.mlir#L4)), via `stablehlo.dot_general` ([line 5](file:///test/a.mlir#L5)) (op-priority round 2, aggressive)
+    "#]]
+    .assert_eq(resolved["tooltip"]["value"].as_str().unwrap());
+
+    // Hover on %1: the explanation of the value, then the propagation and why.
+    let (line, col) = pos16(&text, "%1 =", 0, 1);
+    let h = s.hover(line, col).await.expect("hover failed");
+    let md = h["contents"]["value"].as_str().unwrap();
+    let why = &md[md.find("**Propagated**").expect("propagation part")..];
+    expect![[r#"
+        **Propagated** (`pipeline`): `#sdy.sharding<@mesh, [{"x"}, {"y"}]>`
+
+        **Why**:
+        - "x" (dimension 0) ← the sharding of argument 0 of `@main` ([line 4](file:///test/a.mlir#L4)), via `stablehlo.dot_general` ([line 5](file:///test/a.mlir#L5)) → `stablehlo.negate` ([line 6](file:///test/a.mlir#L6)) (op-priority round 2, aggressive)
+        - "y" (dimension 1) ← the sharding of argument 1 of `@main` ([line 4](file:///test/a.mlir#L4)), via `stablehlo.dot_general` ([line 5](file:///test/a.mlir#L5)) → `stablehlo.negate` ([line 6](file:///test/a.mlir#L6)) (op-priority round 2, aggressive)
+    "#]].assert_eq(why);
+
+    // Code lenses: one per function, and the state of each chunk.
+    let lenses = s
+        .request("textDocument/codeLens", json!({"textDocument": {"uri": URI}}))
+        .await
+        .expect("codeLens failed");
+    let mut rendered = String::new();
+    for l in lenses.as_array().unwrap() {
+        let title = l["command"]["title"].as_str().unwrap();
+        let title = title.split(", ").take(2).collect::<Vec<_>>().join(", ");
+        rendered.push_str(&format!(
+            "{} {} {}\n",
+            range(&l["range"]),
+            l["command"]["command"],
+            title
+        ));
+    }
+    expect![[r#"
+        3:0-3:0 "sdy.propagate" Propagate shardings
+        3:0-3:0 "sdy.showPropagatedModule" propagated (v1, pipeline
+        13:0-13:0 "sdy.propagate" Propagate shardings
+        13:0-13:0 "sdy.showPropagatedModule" propagated (v1, pipeline
+    "#]]
+    .assert_eq(&rendered);
+
+    // An edit in the first chunk: its hints are stale (marked) where the text did not
+    // change; the second chunk's stay fresh.
+    let (change, text) =
+        lsp_common::replace(&text, "%1 = stablehlo.negate", 0, "%1 = stablehlo.abs");
+    s.change(URI, 2, json!([change])).await;
+    s.diagnostics_for(URI, 2).await;
+    expect![[r#"
+        3:39 per-device 4x16xf32
+        3:120 per-device 16x8xf32
+        3:192 [{"x"}, {"y"}] (stale)
+        4:4 [{"x"}, {"y"}] (stale)
+        5:4 [{"x"}, {"y"}] (stale)
+        13:42 per-device 4x8xf32
+        13:117 per-device 2x8xf32
+    "#]]
+    .assert_eq(&render_hints(&hints(&mut s, &text).await));
+    let lenses =
+        s.request("textDocument/codeLens", json!({"textDocument": {"uri": URI}})).await.unwrap();
+    assert!(lenses.to_string().contains("stale: propagated v1"), "{lenses}");
+
+    // The next run re-propagates the edited chunk only; hints are fresh again.
+    let answer = propagate(&mut s, "pipeline").await;
+    assert_eq!((answer["version"].as_i64(), answer["computed"].as_u64()), (Some(2), Some(1)));
+    let again = render_hints(&hints(&mut s, &text).await);
+    assert!(!again.contains("(stale)"), "{again}");
+    assert!(again.contains("5:4 [{\"x\"}, {\"y\"}]"), "{again}");
+}
+
+#[tokio::test]
+async fn show_module_is_what_opt_prints() {
+    let mut s = start().await;
+    let text = fixture("propagation.mlir");
+    s.open_and_wait(&text).await;
+    for strategy in ["pipeline", "basic", "aggressive", "op-priority", "user-priority"] {
+        let shown = command(&mut s, "sdy.showPropagatedModule", strategy).await.expect("failed");
+        let flag = match strategy {
+            "pipeline" => "-sdy-propagation-pipeline".to_string(),
+            s => format!("-sdy-{s}-propagate"),
+        };
+        let path = format!("{}/tests/lsp_fixtures/propagation.mlir", env!("CARGO_MANIFEST_DIR"));
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_sdy-lsp"))
+            .args(["opt", &path, "-split-input-file", &flag])
+            .output()
+            .unwrap();
+        assert_eq!(shown.as_str().unwrap(), String::from_utf8(out.stdout).unwrap(), "{strategy}");
+    }
+}
+
+#[tokio::test]
+async fn settings_switch_hints_and_modes() {
+    let mut s = start().await;
+    let text = fixture("propagation.mlir");
+    s.open_and_wait(&text).await;
+    propagate(&mut s, "pipeline").await;
+    let all = render_hints(&hints(&mut s, &text).await);
+    assert!(all.contains("per-device") && all.contains("[{\"x\"}, {\"y\"}]"), "{all}");
+
+    let set = |v: Value| json!({"settings": {"sdy": v}});
+    s.notify(
+        "workspace/didChangeConfiguration",
+        set(json!({"inlayHints": {"perDeviceShapes": false}})),
+    )
+    .await;
+    let h = render_hints(&hints(&mut s, &text).await);
+    assert!(!h.contains("per-device") && h.contains("[{\"x\"}, {\"y\"}]"), "{h}");
+
+    s.notify(
+        "workspace/didChangeConfiguration",
+        set(json!({"inlayHints": {"perDeviceShapes": true, "propagatedShardings": false}})),
+    )
+    .await;
+    let h = render_hints(&hints(&mut s, &text).await);
+    assert!(h.contains("per-device") && !h.contains("[{\"x\"}, {\"y\"}]"), "{h}");
+
+    s.notify("workspace/didChangeConfiguration", set(json!({"inlayHints": {"enable": false}})))
+        .await;
+    assert_eq!(hints(&mut s, &text).await, json!([]));
+
+    s.notify("workspace/didChangeConfiguration", set(json!({"propagation": {"mode": "off"}})))
+        .await;
+    let answer = propagate(&mut s, "pipeline").await;
+    assert!(answer["message"].as_str().unwrap().contains("propagation is off"), "{answer}");
+
+    // onChange: an edit triggers a run (debounced), and the diagnostics come again.
+    s.notify("workspace/didChangeConfiguration", set(json!({"propagation": {"mode": "onChange"}, "inlayHints": {"enable": true, "propagatedShardings": true}}))).await;
+    let (change, text) = lsp_common::replace(&text, "stablehlo.negate", 0, "stablehlo.abs");
+    s.change(URI, 2, json!([change])).await;
+    s.diagnostics_for(URI, 2).await;
+    // The run publishes the diagnostics of version 2 once more.
+    s.diagnostics_for(URI, 2).await;
+    let h = render_hints(&hints(&mut s, &text).await);
+    assert!(!h.contains("(stale)") && h.contains("5:4 [{\"x\"}, {\"y\"}]"), "{h}");
+}
+
+#[tokio::test]
+async fn bad_arguments_and_unknown_commands() {
+    let mut s = start().await;
+    s.open_and_wait(&fixture("propagation.mlir")).await;
+    let e = command(&mut s, "sdy.propagate", "sideways").await.unwrap_err();
+    assert_eq!(e["code"], -32602);
+    assert!(e["message"].as_str().unwrap().contains("unknown strategy"), "{e}");
+    let e = s
+        .request("workspace/executeCommand", json!({"command": "sdy.nothing", "arguments": []}))
+        .await
+        .unwrap_err();
+    assert_eq!(e["code"], -32602);
+    // A document that is not open.
+    let args = json!([{"uri": "file:///nowhere.mlir"}]);
+    let r = s
+        .request("workspace/executeCommand", json!({"command": "sdy.propagate", "arguments": args}))
+        .await
+        .unwrap();
+    assert!(r["message"].as_str().unwrap().contains("not open"), "{r}");
+}
+
+#[tokio::test]
+async fn a_chunk_with_errors_is_reported_not_propagated() {
+    let mut s = start().await;
+    let text = "sdy.mesh @mesh = <[\"x\"=2]>\nfunc.func @f(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"z\"}]>}) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n";
+    s.open_and_wait(text).await;
+    let answer = propagate(&mut s, "pipeline").await;
+    assert_eq!(answer["failed"], 1, "{answer}");
+    let shown = command(&mut s, "sdy.showPropagatedModule", "pipeline").await.unwrap();
+    assert!(shown.as_str().unwrap().starts_with("// sdy-lsp: propagation failed:"), "{shown}");
+    let lenses =
+        s.request("textDocument/codeLens", json!({"textDocument": {"uri": URI}})).await.unwrap();
+    assert!(lenses.to_string().contains("propagation failed"), "{lenses}");
+}
