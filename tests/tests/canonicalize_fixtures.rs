@@ -14,12 +14,9 @@ use sdy_analysis::canonicalize::{canonicalize, driver::Config};
 use sdy_analysis::diag::Severity;
 use sdy_analysis::passes::{parse_pass_flag, Pipeline, Session};
 use sdy_analysis::print::{build_module, print_module};
+use sdy_tests::{fixtures, mlir_files};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/canonicalize")
-}
 
 /// Runs `flags` on every chunk of `text` and prints the results like `sdy_opt`
 /// (diagnostics as `LEVEL: MESSAGE` lines after the chunk's output).
@@ -74,14 +71,8 @@ fn flags_of(input: &Path, text: &str) -> Vec<String> {
 
 #[test]
 fn canonicalize_fixtures() {
-    let mut inputs: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "mlir"))
-        .collect();
-    inputs.sort();
-    assert!(inputs.len() >= 5, "fixtures missing in {}", fixtures_dir().display());
+    let inputs = mlir_files(&fixtures("canonicalize"));
+    assert!(inputs.len() >= 5, "fixtures missing in {}", fixtures("canonicalize").display());
     for input in inputs {
         let text = std::fs::read_to_string(&input).unwrap();
         let flags = flags_of(&input, &text);
@@ -139,9 +130,10 @@ fn never_panics_and_converges_on_the_corpus() {
 #[test]
 fn never_panics_on_broken_ir() {
     let mut texts: Vec<String> = Vec::new();
-    for dir in
-        [fixtures_dir(), Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/ir")]
-    {
+    for dir in [
+        fixtures("canonicalize"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/ir"),
+    ] {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
         paths.sort();

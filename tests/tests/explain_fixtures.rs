@@ -5,27 +5,7 @@
 //! explain_fixtures` rewrites the expectations.
 
 use sdy_analysis::diag::LineIndex;
-use std::path::{Path, PathBuf};
-
-const MARKER: &str = "$0";
-
-fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/explain")
-}
-
-/// The text without markers and the offsets of the markers in it.
-fn strip_markers(text: &str) -> (String, Vec<u32>) {
-    let mut out = String::with_capacity(text.len());
-    let mut cursors = Vec::new();
-    let mut rest = text;
-    while let Some(i) = rest.find(MARKER) {
-        out.push_str(&rest[..i]);
-        cursors.push(out.len() as u32);
-        rest = &rest[i + MARKER.len()..];
-    }
-    out.push_str(rest);
-    (out, cursors)
-}
+use sdy_tests::{fixtures, mlir_files, sdy_lsp, strip_markers, MARKER};
 
 /// Each cursor's explanation under a header naming its position and what it covers.
 fn explain_file(text: &str) -> String {
@@ -61,15 +41,7 @@ fn explain_file(text: &str) -> String {
 
 #[test]
 fn explain_fixtures() {
-    let mut inputs: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "mlir"))
-        .collect();
-    inputs.sort();
-    assert!(!inputs.is_empty(), "no fixtures in {}", fixtures_dir().display());
-    for input in inputs {
+    for input in mlir_files(&fixtures("explain")) {
         let text = std::fs::read_to_string(&input).unwrap();
         expect_test::expect_file![input.with_extension("md")].assert_eq(&explain_file(&text));
     }
@@ -78,11 +50,7 @@ fn explain_fixtures() {
 /// Hovering every byte of every fixture never panics, and ranges lie in the text.
 #[test]
 fn every_offset() {
-    for entry in std::fs::read_dir(fixtures_dir()).unwrap().flatten() {
-        let path = entry.path();
-        if path.extension().is_none_or(|e| e != "mlir") {
-            continue;
-        }
+    for path in mlir_files(&fixtures("explain")) {
         let (src, _) = strip_markers(&std::fs::read_to_string(&path).unwrap());
         for chunk in sdy_analysis::parse_chunks(&src, src.contains("\n// -----")) {
             let model = sdy_analysis::model::Model::build(&chunk);
@@ -95,22 +63,6 @@ fn every_offset() {
             }
         }
     }
-}
-
-/// The `sdy-lsp` binary, built on demand.
-fn sdy_lsp() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = std::process::Command::new(cargo)
-        .args(["build", "-q", "-p", "sdy-lsp", "--bin", "sdy-lsp"])
-        .current_dir(&root)
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "building sdy-lsp failed");
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    target.join("debug").join(format!("sdy-lsp{}", std::env::consts::EXE_SUFFIX))
 }
 
 /// `sdy-lsp explain FILE:LINE:COL` prints the same markdown; exit status 1 when there is
@@ -164,14 +116,7 @@ fn mutated_fixtures() {
         seed ^= seed << 17;
         (seed % n as u64) as usize
     };
-    let mut inputs: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "mlir"))
-        .collect();
-    inputs.sort();
-    for path in inputs {
+    for path in mlir_files(&fixtures("explain")) {
         let (src, _) = strip_markers(&std::fs::read_to_string(&path).unwrap());
         for _ in 0..20 {
             let mut bytes = src.clone().into_bytes();

@@ -9,11 +9,7 @@
 use sdy_analysis::diag::{Diagnostic, LineIndex, Severity};
 use sdy_analysis::ide::fixes::{self, Fix, FixKind};
 use sdy_syntax::Span;
-use std::path::{Path, PathBuf};
-
-fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/ide/fixes")
-}
+use sdy_tests::{fixtures, mlir_files};
 
 fn analyse(text: &str) -> sdy_analysis::ChunkAnalysis {
     let chunk = &sdy_analysis::parse_chunks(text, false)[0];
@@ -124,15 +120,7 @@ fn render(src: &str) -> String {
 
 #[test]
 fn fixes_fixtures() {
-    let mut inputs: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "mlir"))
-        .collect();
-    inputs.sort();
-    assert!(!inputs.is_empty(), "no fixtures in {}", fixtures_dir().display());
-    for input in inputs {
+    for input in mlir_files(&fixtures("ide/fixes")) {
         let text = std::fs::read_to_string(&input).unwrap();
         expect_test::expect_file![input.with_extension("md")].assert_eq(&render(&text));
     }
@@ -142,11 +130,7 @@ fn fixes_fixtures() {
 /// the text.
 #[test]
 fn fixes_at_every_offset() {
-    for entry in std::fs::read_dir(fixtures_dir()).unwrap().flatten() {
-        let path = entry.path();
-        if path.extension().is_none_or(|e| e != "mlir") {
-            continue;
-        }
+    for path in mlir_files(&fixtures("ide/fixes")) {
         let src = std::fs::read_to_string(&path).unwrap();
         let a = analyse(&src);
         for offset in 0..=src.len() as u32 {

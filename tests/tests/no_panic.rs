@@ -5,6 +5,7 @@
 //! runs the mutation fuzzer for that long instead of the short CI budget.
 
 use proptest::prelude::*;
+use sdy_tests::Rng;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -34,24 +35,6 @@ fn seeds() -> Vec<String> {
         out.push(t);
     }
     out
-}
-
-/// Small deterministic PRNG (xorshift64*), so failures are reproducible from the seed.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545F4914F6CDD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
 }
 
 const SNIPPETS: &[&str] = &[

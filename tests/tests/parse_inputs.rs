@@ -1,23 +1,8 @@
 //! Every realistic input parses with zero syntax errors: all of `../shared/corpus/` and
 //! every conformance chunk that is not expected to fail (no `expected-error`).
 
-use std::io::Read;
+use sdy_tests::{read_text, shared};
 use std::path::{Path, PathBuf};
-
-fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared")
-}
-
-fn read(path: &Path) -> String {
-    let bytes = std::fs::read(path).unwrap();
-    if path.extension().is_some_and(|e| e == "gz") {
-        let mut s = String::new();
-        flate2::read::GzDecoder::new(&bytes[..]).read_to_string(&mut s).unwrap();
-        s
-    } else {
-        String::from_utf8(bytes).unwrap()
-    }
-}
 
 /// Syntax errors of `text` as `line: message`.
 fn syntax_errors(text: &str, split: bool) -> Vec<String> {
@@ -59,7 +44,7 @@ fn conformance_inputs_parse() {
     }
     let mut failures = Vec::new();
     for f in &files {
-        let text = read(f);
+        let text = read_text(f).unwrap();
         let split = text.lines().next().is_some_and(|l| l.contains("split-input-file"));
         for e in syntax_errors(&text, split) {
             failures.push(format!("{}:{e}", f.display()));
@@ -84,7 +69,7 @@ fn corpus_parses() {
         if !big && (name.contains("300k") || name.contains("100k")) {
             continue;
         }
-        let text = read(f);
+        let text = read_text(f).unwrap();
         for e in syntax_errors(&text, false) {
             failures.push(format!("{name}:{e}"));
         }

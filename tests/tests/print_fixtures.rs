@@ -16,12 +16,10 @@ use sdy_analysis::print::ir::{Attr, Op};
 use sdy_analysis::print::sdy::{AxisRef, DimSharding, MeshRef, Reduction, TensorSharding};
 use sdy_analysis::print::{build_module, print_chunk, print_module};
 use sdy_analysis::syntax_diags::{first_parse_failure, syntax_diagnostics};
-use std::path::{Path, PathBuf};
+use sdy_tests::sdy_lsp;
+use sdy_tests::{fixtures, mlir_files};
+use std::path::Path;
 use std::process::Command;
-
-fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/print")
-}
 
 /// Each chunk printed, or its first parse failure as `error: LINE:COL: MESSAGE` lines;
 /// joined with `// -----` lines like `sdy_opt -split-input-file`.
@@ -47,15 +45,7 @@ fn print_file(text: &str) -> String {
 
 #[test]
 fn print_fixtures() {
-    let mut inputs: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "mlir"))
-        .collect();
-    inputs.sort();
-    assert!(!inputs.is_empty(), "no fixtures in {}", fixtures_dir().display());
-    for input in inputs {
+    for input in mlir_files(&fixtures("print")) {
         let text = std::fs::read_to_string(&input).unwrap();
         let expected = input.with_extension("out");
         expect_test::expect_file![expected].assert_eq(&print_file(&text));
@@ -147,22 +137,6 @@ func.func @f(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
         }
     "#]]
     .assert_eq(&print_module(&m));
-}
-
-/// The `sdy-lsp` binary, built on demand.
-fn sdy_lsp() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .args(["build", "-q", "-p", "sdy-lsp", "--bin", "sdy-lsp"])
-        .current_dir(&root)
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "building sdy-lsp failed");
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    target.join("debug").join(format!("sdy-lsp{}", std::env::consts::EXE_SUFFIX))
 }
 
 #[test]

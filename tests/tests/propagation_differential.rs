@@ -5,23 +5,9 @@
 //! `SDY_DIFFERENTIAL_COUNT` (default 50) and `SDY_DIFFERENTIAL_SEED` (default 1) pick the
 //! programs.
 
+use sdy_tests::sdy_lsp;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn sdy_lsp() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .args(["build", "-q", "-p", "sdy-lsp", "--bin", "sdy-lsp"])
-        .current_dir(&root)
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "building sdy-lsp failed");
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    target.join("debug").join(format!("sdy-lsp{}", std::env::consts::EXE_SUFFIX))
-}
 
 #[test]
 fn differential_against_shardy() {

@@ -8,11 +8,7 @@
 use sdy_analysis::diag::Severity;
 use sdy_analysis::passes::{parse_pass_flag, Pipeline, Session};
 use sdy_analysis::print::print_module;
-use std::path::{Path, PathBuf};
-
-fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/propagation")
-}
+use sdy_tests::{fixtures, mlir_files};
 
 /// Runs `flags` on every chunk of `text` and prints the results like `sdy_opt`
 /// (diagnostics as `LEVEL: MESSAGE` lines after the chunk's output).
@@ -44,15 +40,7 @@ pub fn run_passes(text: &str, flags: &[&str]) -> String {
 
 #[test]
 fn propagation_fixtures() {
-    let mut inputs: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "mlir"))
-        .collect();
-    inputs.sort();
-    assert!(!inputs.is_empty());
-    for input in inputs {
+    for input in mlir_files(&fixtures("propagation")) {
         let text = std::fs::read_to_string(&input).unwrap();
         let first = text.lines().next().unwrap_or("");
         let flags: Vec<&str> = first

@@ -14,6 +14,7 @@ use sdy_analysis::diag::Severity;
 use sdy_analysis::passes::{parse_pass_flag, Pipeline, Session};
 use sdy_analysis::propagation::inference::{infer, InferOptions};
 use sdy_analysis::propagation::{Level, StrategyOption};
+use sdy_tests::Rng;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::process::Command;
@@ -77,24 +78,6 @@ fn seeds() -> Vec<String> {
         }
     }
     out
-}
-
-/// Small deterministic PRNG (xorshift64*), so failures are reproducible.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545F4914F6CDD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
 }
 
 /// Replacements that keep a program mostly well formed but change what propagation

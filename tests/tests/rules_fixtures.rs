@@ -12,11 +12,7 @@ use expect_test::{expect, expect_file};
 use sdy_analysis::diag::LineIndex;
 use sdy_analysis::passes::{parse_pass_flag, Pipeline, Session};
 use sdy_analysis::rules::{self, RuleLookup, RuleOptions};
-use std::path::{Path, PathBuf};
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/rules")
-}
+use sdy_tests::{fixtures, mlir_files};
 
 fn lookup_text(l: &RuleLookup) -> String {
     match l {
@@ -60,14 +56,8 @@ fn render(text: &str) -> String {
 
 #[test]
 fn rules_fixtures() {
-    let mut inputs: Vec<PathBuf> = std::fs::read_dir(fixtures())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "mlir"))
-        .collect();
-    inputs.sort();
-    assert!(inputs.len() >= 8, "fixtures missing in {}", fixtures().display());
+    let inputs = mlir_files(&fixtures("rules"));
+    assert!(inputs.len() >= 8, "fixtures missing in {}", fixtures("rules").display());
     for input in inputs {
         let text = std::fs::read_to_string(&input).unwrap();
         expect_file![input.with_extension("rules")].assert_eq(&render(&text));

@@ -6,23 +6,8 @@
 
 use sdy_analysis::model::Model;
 use sdy_analysis::rules::{self, OpDesc, OpShardingRule, RuleLookup, RuleOptions};
-use std::io::Read;
-use std::path::{Path, PathBuf};
-
-fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared")
-}
-
-fn read(path: &Path) -> Option<String> {
-    let bytes = std::fs::read(path).ok()?;
-    if path.extension().is_some_and(|e| e == "gz") {
-        let mut s = String::new();
-        flate2::read::GzDecoder::new(&bytes[..]).read_to_string(&mut s).ok()?;
-        Some(s)
-    } else {
-        String::from_utf8(bytes).ok()
-    }
-}
+use sdy_tests::{read_text, shared, Rng};
+use std::path::Path;
 
 /// Checks the invariants Shardy's rule verifier enforces on a rule created for `d`.
 fn check_well_formed(rule: &OpShardingRule, d: &OpDesc) -> Result<(), String> {
@@ -128,7 +113,7 @@ fn every_conformance_op() {
     for folder in folders.flatten() {
         let Ok(entries) = std::fs::read_dir(folder.path()) else { continue };
         for f in entries.flatten() {
-            let Some(text) = read(&f.path()) else { continue };
+            let Some(text) = read_text(&f.path()) else { continue };
             files += 1;
             check_text(&text, true, &f.path().display().to_string(), &mut stats);
         }
@@ -141,8 +126,9 @@ fn every_conformance_op() {
 fn corpus_pretty_and_generic_agree() {
     let corpus = shared().join("corpus");
     for name in ["tfm_1k", "tfm_10k"] {
-        let Some(pretty) = read(&corpus.join(format!("{name}.mlir"))) else { continue };
-        let Some(generic) = read(&corpus.join(format!("variants/{name}.generic.mlir.gz"))) else {
+        let Some(pretty) = read_text(&corpus.join(format!("{name}.mlir"))) else { continue };
+        let Some(generic) = read_text(&corpus.join(format!("variants/{name}.generic.mlir.gz")))
+        else {
             continue;
         };
         let mut stats = Stats { ops: 0, created: 0 };
@@ -154,24 +140,6 @@ fn corpus_pretty_and_generic_agree() {
             assert_eq!(x, y, "{name}: rule #{i} differs");
         }
         eprintln!("{name}: {} ops, {} rules, forms agree", stats.ops, stats.created);
-    }
-}
-
-/// Small deterministic PRNG (xorshift64*).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545F4914F6CDD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
     }
 }
 
@@ -214,7 +182,7 @@ fn mutated_fixtures_never_panic() {
         .unwrap()
         .flatten()
         .filter(|e| e.path().extension().is_some_and(|x| x == "mlir"))
-        .filter_map(|e| read(&e.path()))
+        .filter_map(|e| read_text(&e.path()))
         .collect();
     seeds.sort();
     let mut rng = Rng(0x5EED_1234_ABCD_0001);

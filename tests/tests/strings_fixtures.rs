@@ -8,26 +8,7 @@
 use sdy_analysis::diag::LineIndex;
 use sdy_analysis::ide::strings::{self, Scope};
 use sdy_analysis::model::Model;
-use std::path::{Path, PathBuf};
-
-const MARKER: &str = "$0";
-
-fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/ide/strings")
-}
-
-fn strip_markers(text: &str) -> (String, Vec<u32>) {
-    let mut out = String::with_capacity(text.len());
-    let mut cursors = Vec::new();
-    let mut rest = text;
-    while let Some(i) = rest.find(MARKER) {
-        out.push_str(&rest[..i]);
-        cursors.push(out.len() as u32);
-        rest = &rest[i + MARKER.len()..];
-    }
-    out.push_str(rest);
-    (out, cursors)
-}
+use sdy_tests::{fixtures, mlir_files, strip_markers};
 
 /// `line:col-line:col` (1-based, byte columns) and the covered text.
 fn place(index: &LineIndex, src: &str, s: sdy_syntax::Span) -> String {
@@ -89,15 +70,7 @@ fn render(text: &str) -> String {
 
 #[test]
 fn strings_fixtures() {
-    let mut inputs: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "mlir"))
-        .collect();
-    inputs.sort();
-    assert!(!inputs.is_empty(), "no fixtures in {}", fixtures_dir().display());
-    for input in inputs {
+    for input in mlir_files(&fixtures("ide/strings")) {
         let text = std::fs::read_to_string(&input).unwrap();
         expect_test::expect_file![input.with_extension("md")].assert_eq(&render(&text));
     }
@@ -107,11 +80,7 @@ fn strings_fixtures() {
 /// in the text.
 #[test]
 fn every_offset() {
-    for entry in std::fs::read_dir(fixtures_dir()).unwrap().flatten() {
-        let path = entry.path();
-        if path.extension().is_none_or(|e| e != "mlir") {
-            continue;
-        }
+    for path in mlir_files(&fixtures("ide/strings")) {
         let (src, _) = strip_markers(&std::fs::read_to_string(&path).unwrap());
         let chunk = &sdy_analysis::parse_chunks(&src, false)[0];
         let model = Model::build(chunk);
@@ -181,7 +150,7 @@ fn mutations_never_panic() {
         seed ^= seed << 17;
         (seed % n.max(1) as u64) as usize
     };
-    let dirs = [fixtures_dir(), fixtures_dir().join("../fixes")];
+    let dirs = [fixtures("ide/strings"), fixtures("ide/strings").join("../fixes")];
     for dir in dirs {
         for entry in std::fs::read_dir(&dir).unwrap().flatten() {
             let path = entry.path();

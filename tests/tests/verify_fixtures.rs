@@ -4,27 +4,8 @@
 
 use expect_test::expect_file;
 use sdy_analysis::diag::{Diagnostic, LineIndex, Severity};
-use std::io::Read;
-use std::path::{Path, PathBuf};
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/verify")
-}
-
-fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared")
-}
-
-fn read(path: &Path) -> String {
-    let bytes = std::fs::read(path).unwrap();
-    if path.extension().is_some_and(|e| e == "gz") {
-        let mut s = String::new();
-        flate2::read::GzDecoder::new(&bytes[..]).read_to_string(&mut s).unwrap();
-        s
-    } else {
-        String::from_utf8(bytes).unwrap()
-    }
-}
+use sdy_tests::{fixtures, mlir_files, read_text, shared};
+use std::path::PathBuf;
 
 /// Each chunk's diagnostics and the ones the MLIR view keeps.
 fn analyze(text: &str, split: bool) -> Vec<(Vec<Diagnostic>, Vec<Diagnostic>)> {
@@ -68,16 +49,8 @@ fn render(text: &str) -> String {
 
 #[test]
 fn fixtures_match_snapshots() {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(fixtures())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "mlir"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty());
-    for file in files {
-        let text = read(&file);
+    for file in mlir_files(&fixtures("verify")) {
+        let text = read_text(&file).unwrap();
         expect_file![file.with_extension("diags")].assert_eq(&render(&text));
     }
 }
@@ -119,7 +92,7 @@ fn shardy_verification_tests() {
         if !(name.contains("verification") || name.contains("parsing_failure")) {
             continue;
         }
-        let text = read(&path);
+        let text = read_text(&path).unwrap();
         let index = LineIndex::new(&text);
         for chunk in sdy_analysis::parse_chunks(&text, true) {
             cases += 1;
@@ -174,7 +147,7 @@ fn valid_inputs_have_no_errors() {
     }
     let mut failures = Vec::new();
     for path in inputs.iter().filter(|p| p.exists()) {
-        let text = read(path);
+        let text = read_text(path).unwrap();
         let split = text.lines().next().is_some_and(|l| l.contains("-split-input-file"));
         for chunk in sdy_analysis::parse_chunks(&text, split) {
             if chunk.span.text(&text).contains("expected-error") {
