@@ -12,6 +12,7 @@ use crate::propagation::editor::reshards::{
 };
 use crate::propagation::editor::{Strategy, ValueResult};
 use crate::propagation::inference::{AxisOrigin, Conflict, Hop};
+use crate::propagation::origins::Node;
 use std::fmt::Write;
 
 /// A location (chunk-relative offset) as `(1-based line, link target)`, or `None`.
@@ -79,7 +80,7 @@ pub fn explain(
     if !v.conflicts.is_empty() {
         let _ = writeln!(out, "\n**Conflicts**:");
         for c in &v.conflicts {
-            let _ = writeln!(out, "{}", conflict_line(c, locate));
+            let _ = writeln!(out, "{}", conflict_line(model, c, locate));
         }
     }
     out
@@ -152,7 +153,16 @@ fn phase_text(p: Phase) -> String {
     parts.join(", ")
 }
 
-fn conflict_line(c: &Conflict, locate: Locate<'_>) -> String {
+/// Where the value at `node` of the op starting at `op` is defined: `(name, offset)`.
+fn defined_at(model: &Model, op: Option<u32>, node: Node) -> Option<(String, u32)> {
+    let op = model.ops.iter().find(|o| Some(o.start) == op)?;
+    let v =
+        if node.result { *op.results.get(node.index)? } else { (*op.operands.get(node.index)?)? };
+    let info = model.value(v);
+    Some((info.name.to_string(), info.span.start))
+}
+
+fn conflict_line(model: &Model, c: &Conflict, locate: Locate<'_>) -> String {
     let mut s = format!(
         "- at `{}` ({}), as its {}: {} dropped",
         c.op_name,
@@ -163,7 +173,16 @@ fn conflict_line(c: &Conflict, locate: Locate<'_>) -> String {
     let others: Vec<String> = c
         .sources
         .iter()
-        .map(|(n, axes)| format!("{} has `{{{}}}`", node_name(*n), axes_text(axes)))
+        .map(|(n, axes)| {
+            // Where to look: the definition of the disagreeing operand.
+            let place = match defined_at(model, c.op, *n) {
+                Some((name, at_offset)) if !n.result => {
+                    format!(" (`{name}`, {})", at(locate, Some(at_offset)))
+                }
+                _ => String::new(),
+            };
+            format!("{}{place} has `{{{}}}`", node_name(*n), axes_text(axes))
+        })
         .collect();
     if !others.is_empty() {
         let _ = write!(s, " ({} on the same dimension of the computation)", others.join(", "));
