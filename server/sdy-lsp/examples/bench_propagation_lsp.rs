@@ -181,7 +181,12 @@ fn percentile(v: &mut [f64], p: f64) -> f64 {
 
 async fn bench(file: &str, text: String, runs: usize, keystrokes: usize, strategy: &str) {
     let lines: Vec<&str> = text.lines().collect();
-    println!("{file}: {} lines, {} bytes; strategy {strategy}", lines.len(), text.len());
+    println!(
+        "{file}: {} lines, {} bytes; strategy {strategy}; load average {}",
+        lines.len(),
+        text.len(),
+        loadavg()
+    );
     let c = Client::start();
     c.request("initialize", json!({"capabilities": {}})).await;
     c.notify("initialized", json!({})).await;
@@ -194,6 +199,7 @@ async fn bench(file: &str, text: String, runs: usize, keystrokes: usize, strateg
     // 1. sdy.propagate, each run after an edit of the chunk.
     let mut wall = Vec::new();
     let mut server = Vec::new();
+    let mut cpu = Vec::new();
     let first = c.propagate(A, strategy).await;
     println!("first run: {}", first["message"].as_str().unwrap_or(""));
     for k in 0..runs {
@@ -204,23 +210,28 @@ async fn bench(file: &str, text: String, runs: usize, keystrokes: usize, strateg
         let answer = c.propagate(A, strategy).await;
         wall.push(ms(t.elapsed()));
         server.push(answer["ms"].as_f64().unwrap_or(f64::NAN));
+        cpu.push(answer["cpu_ms"].as_f64().unwrap_or(f64::NAN));
         assert_eq!(answer["computed"], 1, "{answer}");
     }
     let (wmin, smin) = (
         wall.iter().cloned().fold(f64::MAX, f64::min),
         server.iter().cloned().fold(f64::MAX, f64::min),
     );
+    let cmin = cpu.iter().cloned().fold(f64::MAX, f64::min);
     println!(
-        "propagation in the server: command → answer median {:.1} ms (min {:.1}); the run itself median {:.1} ms (min {:.1}); budget 200 ms",
+        "propagation in the server: command → answer median {:.1} ms (min {:.1}); the run itself median {:.1} ms (min {:.1}), cpu median {:.1} ms (min {:.1}); budget 200 ms",
         percentile(&mut wall, 0.5),
         wmin,
         percentile(&mut server, 0.5),
-        smin
+        smin,
+        percentile(&mut cpu, 0.5),
+        cmin
     );
 
     // 2. Inlay hints for 100-line ranges once results exist.
     let mut times = Vec::new();
     let mut count = 0usize;
+    let cpu0 = process_cpu();
     for k in 0..50u32 {
         let start = (k as usize * lines.len() / 50) as u32;
         let params = json!({
@@ -232,10 +243,13 @@ async fn bench(file: &str, text: String, runs: usize, keystrokes: usize, strateg
         times.push(ms(t.elapsed()));
         count += h.as_array().map_or(0, Vec::len);
     }
+    // The server is otherwise idle: the process's CPU time is the requests'.
+    let cpu = process_cpu().zip(cpu0).map_or(f64::NAN, |(b, a)| ms(b.saturating_sub(a)) / 50.0);
     println!(
-        "inlay hints, 100-line ranges: p50 {:.2} ms, p95 {:.2} ms ({:.0} hints per range); budget 10 ms",
+        "inlay hints, 100-line ranges: p50 {:.2} ms, p95 {:.2} ms, cpu {:.2} ms per request ({:.0} hints per range); budget 10 ms",
         percentile(&mut times.clone(), 0.5),
         percentile(&mut times, 0.95),
+        cpu,
         count as f64 / 50.0
     );
 
@@ -281,4 +295,22 @@ async fn bench(file: &str, text: String, runs: usize, keystrokes: usize, strateg
         b95,
         b95 / i95
     );
+    println!("load average: {}", loadavg());
+}
+
+/// The CPU time of the whole process, user + system (Linux; `None` elsewhere).
+fn process_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may contain spaces): utime is the 14th field.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split(' ').collect();
+    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    // USER_HZ is 100 on Linux.
+    Some(Duration::from_millis(ticks * 10))
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split(' ').take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
 }

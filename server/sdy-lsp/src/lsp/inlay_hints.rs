@@ -87,9 +87,13 @@ pub fn hints(
             stale => {
                 if let Some((run, _)) = stale.filter(|_| settings.sharding_hints) {
                     let map = OffsetMap::new(&run.src, &current.src);
-                    for h in run.hints.iter().filter(|h| h.kind != HintKind::Shape) {
-                        if let Some(o) = map.map(h.offset).filter(|o| (lo..=hi).contains(o)) {
-                            emit(h, o, true, &mut out);
+                    for (a, b) in map.preimage(lo, hi) {
+                        for h in
+                            in_range(&run.hints, a, b).iter().filter(|h| h.kind != HintKind::Shape)
+                        {
+                            if let Some(o) = map.map(h.offset) {
+                                emit(h, o, true, &mut out);
+                            }
                         }
                     }
                 }
