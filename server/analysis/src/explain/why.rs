@@ -10,7 +10,7 @@ use crate::propagation::driver::Phase;
 use crate::propagation::editor::reshards::{
     axes_text, compact, node_name, source_span, source_text,
 };
-use crate::propagation::editor::{Strategy, ValueResult};
+use crate::propagation::editor::{ChunkPropagation, ValueResult};
 use crate::propagation::inference::{AxisOrigin, Conflict, Hop};
 use crate::propagation::origins::Node;
 use std::fmt::Write;
@@ -24,11 +24,13 @@ const MAX_HOPS: usize = 12;
 /// The propagation section of a value's hover.
 pub fn explain(
     model: &Model,
+    p: &ChunkPropagation,
     v: &ValueResult,
-    strategy: Strategy,
     stale: bool,
     locate: Locate<'_>,
 ) -> String {
+    let strategy = p.strategy;
+    let (origins, conflicts) = (p.origins(v), p.conflicts(v));
     let mut out = String::new();
     let head = if stale { "Propagated (stale: the text changed since)" } else { "Propagated" };
     match v.inferred.as_slice() {
@@ -64,7 +66,7 @@ pub fn explain(
         let mut lines = Vec::new();
         for (d, dim) in s.dims.iter().enumerate() {
             for a in &dim.axes {
-                match v.origins.iter().find(|o| o.axis == *a) {
+                match origins.iter().find(|o| o.axis == *a) {
                     Some(o) => lines.push(origin_line(model, a, d, o, locate)),
                     None => lines.push(format!("- {a} (dimension {d}): origin not recorded")),
                 }
@@ -77,9 +79,9 @@ pub fn explain(
             }
         }
     }
-    if !v.conflicts.is_empty() {
+    if !conflicts.is_empty() {
         let _ = writeln!(out, "\n**Conflicts**:");
-        for c in &v.conflicts {
+        for c in &conflicts {
             let _ = writeln!(out, "{}", conflict_line(model, c, locate));
         }
     }

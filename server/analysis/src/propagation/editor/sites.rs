@@ -9,7 +9,6 @@ use crate::model::{Model, OpId};
 use crate::print::ir::Module;
 use crate::print::sdy::TensorSharding;
 use crate::propagation::graph::{is_collective, per_value_at, sharding_of, Def, Graph, OpIdx};
-use crate::propagation::inference::Explained;
 use std::collections::HashMap;
 
 /// The shardings written in the source module (before any pass), by site.
@@ -82,7 +81,6 @@ pub fn results(
     m: &Module,
     g: &Graph,
     written: &HashMap<Site, TensorSharding>,
-    explained: &Explained,
 ) -> Vec<ValueResult> {
     let by_start: HashMap<u32, OpId> =
         model.ops.iter().enumerate().map(|(i, o)| (o.start, i as OpId)).collect();
@@ -139,17 +137,12 @@ pub fn results(
                 Some((v, p)) => (v, Some(p)),
                 None => (Vec::new(), None),
             };
-            let (origins, conflicts) = match printed {
-                Some(p) => (explained.origins(p), explained.conflicts(p)),
-                None => (Vec::new(), Vec::new()),
-            };
             ValueResult {
                 site,
                 value: model_value(model, &by_start, site),
                 written: written.get(&site).cloned(),
                 inferred,
-                origins,
-                conflicts,
+                printed,
             }
         })
         .collect()
