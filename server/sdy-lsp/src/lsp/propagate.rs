@@ -257,6 +257,9 @@ pub struct Propagator {
     shapes: Mutex<HashMap<usize, ShapesOf>>,
     /// Edits waiting for their diagnostics: document -> (revision, since when).
     typing: Mutex<HashMap<Url, (u64, Instant)>>,
+    /// The propagation diagnostics of a document's revision, made by the propagation
+    /// thread when a run ends, so that the publisher (on the I/O path) only copies them.
+    extras: Mutex<HashMap<Url, (u64, Arc<Vec<Diagnostic>>)>>,
 }
 
 impl Propagator {
@@ -279,6 +282,7 @@ impl Propagator {
             runtime: tokio::runtime::Handle::current(),
             shapes: Mutex::default(),
             typing: Mutex::default(),
+            extras: Mutex::default(),
         });
         let weak = Arc::downgrade(&p);
         let spawned = std::thread::Builder::new().name("sdy-propagation".into()).spawn(move || {
@@ -417,6 +421,8 @@ impl Propagator {
             d.result = None;
         }
         st.docs.retain(|_, d| d.result.is_some());
+        drop(st);
+        self.extras.lock().unwrap_or_else(|e| e.into_inner()).remove(uri);
     }
 
     /// The latest propagation of `uri`.
@@ -583,6 +589,8 @@ impl Propagator {
         let Some(a) = rx.borrow().clone() else { return };
         let config = self.config.get().cloned().unwrap_or_default();
         let items = diagnostics::to_lsp(&a, uri, &config);
+        let extras = Arc::new(self.compute_extra(uri, &a));
+        self.extras.lock().unwrap_or_else(|e| e.into_inner()).insert(uri.clone(), (a.rev, extras));
         self.out.send(Outgoing::Diagnostics {
             uri: uri.clone(),
             version: a.version,
@@ -633,14 +641,23 @@ impl Propagator {
                 t.remove(uri);
             }
         }
-        let Some(result) = self.result(uri) else { return Vec::new() };
+        let cached = self.extras.lock().unwrap_or_else(|e| e.into_inner()).get(uri).cloned();
+        if let Some((_, items)) = cached.filter(|(r, _)| *r == rev) {
+            return items.to_vec();
+        }
         let Some((_, rx)) = self.docs.subscribe(uri) else { return Vec::new() };
         let Some(a) = rx.borrow().clone().filter(|a| a.rev == rev) else { return Vec::new() };
+        self.compute_extra(uri, &a)
+    }
+
+    /// The propagation diagnostics of an analysed revision of `uri`.
+    fn compute_extra(&self, uri: &Url, a: &Analyzed) -> Vec<Diagnostic> {
+        let Some(result) = self.result(uri) else { return Vec::new() };
         let config = self.config.get().cloned().unwrap_or_default();
         let text = a.text(config.encoding);
         let mut out = Vec::new();
         for (i, c) in a.chunks.iter().enumerate() {
-            let Some((run, true)) = result.run_for(&a, i) else { continue };
+            let Some((run, true)) = result.run_for(a, i) else { continue };
             let base = c.span.start;
             for r in &run.prop.reshards {
                 let related: Vec<DiagnosticRelatedInformation> = r
