@@ -45,6 +45,7 @@ return {
       enable = true,
       perDeviceShapes = true,
       propagatedShardings = true,
+      extensions = true,
     },
   },
   settings = { sdy = {} },

@@ -320,6 +320,14 @@ async fn extension_hints_conflict_hover_and_the_strategy_setting() {
         8:117 per-device 2x8xf32
     "#]]
     .assert_eq(&render_hints(&hints(&mut s, EXTEND).await));
+    // Each kind has its setting: extensions off leaves the others.
+    let off = json!({"settings": {"sdy": {"inlayHints": {"extensions": false}}}});
+    s.notify("workspace/didChangeConfiguration", off).await;
+    let h = render_hints(&hints(&mut s, EXTEND).await);
+    assert!(
+        !h.contains('→') && h.contains("3:4 [{?}, {\"y\", ?}]") && h.contains("per-device"),
+        "{h}"
+    );
     // The hover on the conflicting add: the axes dropped, the sources, where to look.
     let (line, col) = pos16(EXTEND, "%0 = stablehlo.add", 1, 1);
     let h = s.hover(line, col).await.expect("hover failed");
