@@ -2,7 +2,8 @@
 ---
 --- sdy-lsp: language server for MLIR files that use OpenXLA Shardy's `sdy` dialect
 --- (diagnostics with Shardy's verifier messages, hover explanations of shardings, meshes
---- and values, go to definition; inlay hints and sharding propagation are coming).
+--- and values, go to definition, inlay hints, sharding propagation through code lenses and
+--- the `sdy.propagate` command).
 ---
 --- Build it from the sdy-lsp repository and put it on your PATH:
 --- ```sh
@@ -44,6 +45,7 @@ return {
       enable = true,
       perDeviceShapes = true,
       propagatedShardings = true,
+      extensions = true,
     },
   },
   settings = { sdy = {} },

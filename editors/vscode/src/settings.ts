@@ -32,12 +32,13 @@ export interface Settings {
   inlayHintsEnable: boolean;
   inlayHintsPerDeviceShapes: boolean;
   inlayHintsPropagatedShardings: boolean;
+  inlayHintsExtensions: boolean;
 }
 
 /** What the server receives (see the top of this file). */
 export interface ServerOptions {
   propagation: { mode: PropagationMode; strategy: PropagationStrategy };
-  inlayHints: { enable: boolean; perDeviceShapes: boolean; propagatedShardings: boolean };
+  inlayHints: { enable: boolean; perDeviceShapes: boolean; propagatedShardings: boolean; extensions: boolean };
 }
 
 /** The setting keys (under the `sdy` section) and their defaults, as in package.json. */
@@ -50,6 +51,7 @@ export const DEFAULTS = {
   'inlayHints.enable': true,
   'inlayHints.perDeviceShapes': true,
   'inlayHints.propagatedShardings': true,
+  'inlayHints.extensions': true,
 };
 export type SettingKey = keyof typeof DEFAULTS;
 export const SETTING_KEYS = Object.keys(DEFAULTS) as SettingKey[];
@@ -153,6 +155,12 @@ export function readSettings(get: Getter): { settings: Settings; problems: Setti
       DEFAULTS['inlayHints.propagatedShardings'],
       problems,
     ),
+    inlayHintsExtensions: bool(
+      'inlayHints.extensions',
+      get('inlayHints.extensions'),
+      DEFAULTS['inlayHints.extensions'],
+      problems,
+    ),
   };
   return { settings, problems };
 }
@@ -165,6 +173,7 @@ export function serverOptions(s: Settings): ServerOptions {
       enable: s.inlayHintsEnable,
       perDeviceShapes: s.inlayHintsPerDeviceShapes,
       propagatedShardings: s.inlayHintsPropagatedShardings,
+      extensions: s.inlayHintsExtensions,
     },
   };
 }

@@ -49,6 +49,11 @@ interface PublishDiagnosticsParams {
 }
 
 /** The position of the `nth` occurrence of `needle` (plus `delta` characters); ASCII text. */
+/** The `sdy-lsp opt` pass flag of a `propagation.strategy` setting. */
+function strategyFlag(strategy: string): string {
+  return strategy === 'pipeline' ? 'sdy-propagation-pipeline' : `sdy-${strategy}-propagate`;
+}
+
 function positionOf(text: string, needle: string, delta = 0, nth = 0): Position {
   let at = -1;
   for (let i = 0; i <= nth; i++) {
@@ -279,12 +284,29 @@ describe('sdy-lsp over stdio (vscode-jsonrpc 8.2.0)', { skip }, () => {
     assert.ok(h);
   });
 
-  it('sdy.propagate / sdy.showPropagatedModule: carried out, or reported as unsupported', async (t) => {
+  it('sdy.propagate (then its inlay hints) / sdy.showPropagatedModule (= sdy-lsp opt): carried out, or reported as unsupported', async (t) => {
     // On a valid copy of the fixture ("z" -> "y"), under another URI.
     const validUri = uri.replace(/\.mlir$/, '-valid.mlir');
+    const validText = text.replace('{"z"}', '{"y"}');
     await conn.sendNotification('textDocument/didOpen', {
-      textDocument: { uri: validUri, languageId: 'mlir', version: 1, text: text.replace('{"z"}', '{"y"}') },
+      textDocument: { uri: validUri, languageId: 'mlir', version: 1, text: validText },
     });
+    // After `sdy.propagate`: the inferred sharding of `%1` as an inlay hint, with the
+    // explanation as its resolved tooltip.
+    const checkPropagatedHints = async (doc: string) => {
+      const lines = validText.split('\n');
+      const range = { start: { line: 0, character: 0 }, end: { line: lines.length - 1, character: 0 } };
+      type Hint = { position: Position; label: string; data?: unknown; tooltip?: { value: string } };
+      const hints = await withTimeout(
+        conn.sendRequest<Hint[]>('textDocument/inlayHint', { textDocument: { uri: doc }, range }),
+        'inlayHint',
+      );
+      const at = positionOf(validText, '%1 =', 1);
+      const hint = hints.find((h) => h.position.line === at.line && h.label === '[{"y"}, {}]');
+      assert.ok(hint, `a propagated sharding after %1: ${JSON.stringify(hints)}`);
+      const resolved = await withTimeout(conn.sendRequest<Hint>('inlayHint/resolve', hint), 'inlayHint/resolve');
+      assert.match(resolved.tooltip?.value ?? '', /Propagated/);
+    };
     assert.deepEqual((await diagnosticsFor(validUri)).diagnostics, []);
     const provider = capabilities.executeCommandProvider as { commands?: string[] } | undefined;
     const advertised = provider?.commands ?? [];
@@ -305,10 +327,20 @@ describe('sdy-lsp over stdio (vscode-jsonrpc 8.2.0)', { skip }, () => {
       }
       if (advertised.includes(command)) {
         assert.equal(error, undefined, `${command} failed: ${(error as Error)?.message}`);
+        if (command === SERVER_COMMANDS.propagate) {
+          assert.equal((result as { version?: number }).version, 1, JSON.stringify(result));
+          await checkPropagatedHints(validUri);
+        }
         if (command === SERVER_COMMANDS.showPropagatedModule) {
           const module = propagatedModuleText(result);
           assert.match(module, /sdy\.mesh @mesh/);
           assert.match(module, /func\.func @main/);
+          // The virtual document is what `sdy-lsp opt` prints with the same pass.
+          const opt = execFileSync(bin, ['opt', '-', `-${strategyFlag(settings.propagationStrategy)}`], {
+            encoding: 'utf8',
+            input: validText,
+          });
+          assert.equal(module, opt);
         }
       } else if (error !== undefined) {
         const { kind, message } = classifyCommandError(command, error, advertised);

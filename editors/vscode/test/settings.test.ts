@@ -33,6 +33,7 @@ describe('settings', () => {
       inlayHintsEnable: true,
       inlayHintsPerDeviceShapes: true,
       inlayHintsPropagatedShardings: true,
+      inlayHintsExtensions: true,
     });
     const shared = JSON.parse(fs.readFileSync(path.join(editors, 'default-init-options.json'), 'utf8'));
     assert.deepEqual(serverOptions(settings), shared);
@@ -55,6 +56,7 @@ describe('settings', () => {
         'inlayHints.enable': false,
         'inlayHints.perDeviceShapes': false,
         'inlayHints.propagatedShardings': true,
+        'inlayHints.extensions': false,
       }),
     );
     assert.deepEqual(problems, []);
@@ -63,7 +65,7 @@ describe('settings', () => {
     assert.equal(settings.traceServer, 'verbose');
     const expected = {
       propagation: { mode: 'onChange', strategy: 'op-priority' },
-      inlayHints: { enable: false, perDeviceShapes: false, propagatedShardings: true },
+      inlayHints: { enable: false, perDeviceShapes: false, propagatedShardings: true, extensions: false },
     };
     assert.deepEqual(serverOptions(settings), expected);
     assert.deepEqual(didChangeConfigurationParams(settings), { settings: { sdy: expected } });

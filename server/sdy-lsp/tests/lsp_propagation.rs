@@ -278,3 +278,109 @@ async fn a_chunk_with_errors_is_reported_not_propagated() {
         s.request("textDocument/codeLens", json!({"textDocument": {"uri": URI}})).await.unwrap();
     assert!(lenses.to_string().contains("propagation failed"), "{lenses}");
 }
+
+/// A written open sharding that propagation extends, and a conflict.
+const EXTEND: &str = r#"sdy.mesh @mesh = <["x"=2, "y"=4]>
+
+func.func @extend(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", ?}, {?}]>}, %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.add %arg0, %arg1 : tensor<8x8xf32>
+  %1 = stablehlo.abs %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{?}, {?}]>]>} : tensor<8x8xf32>
+  return %1 : tensor<8x8xf32>
+}
+
+func.func @conflict(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.add %arg0, %arg1 : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+"#;
+
+#[tokio::test]
+async fn extension_hints_conflict_hover_and_the_strategy_setting() {
+    let mut s = start().await;
+    s.open_and_wait(EXTEND).await;
+    // The command without a strategy runs the one of the settings.
+    let set = json!({"settings": {"sdy": {"propagation": {"strategy": "basic"}}}});
+    s.notify("workspace/didChangeConfiguration", set).await;
+    let args = json!([{"uri": URI}]);
+    let answer = s
+        .request("workspace/executeCommand", json!({"command": "sdy.propagate", "arguments": args}))
+        .await
+        .unwrap();
+    assert_eq!(answer["strategy"], "basic", "{answer}");
+    // `→` after the written shardings propagation extended (an open dimension).
+    expect![[r#"
+        2:40 per-device 4x2xf32
+        2:94 → [{"x", ?}, {"y", ?}]
+        2:119 per-device 8x2xf32
+        3:4 [{?}, {"y", ?}]
+        3:51 per-device 8x2xf32
+        4:84 → [{?}, {"y", ?}]
+        4:105 per-device 8x2xf32
+        8:42 per-device 4x8xf32
+        8:117 per-device 2x8xf32
+    "#]]
+    .assert_eq(&render_hints(&hints(&mut s, EXTEND).await));
+    // Each kind has its setting: extensions off leaves the others.
+    let off = json!({"settings": {"sdy": {"inlayHints": {"extensions": false}}}});
+    s.notify("workspace/didChangeConfiguration", off).await;
+    let h = render_hints(&hints(&mut s, EXTEND).await);
+    assert!(
+        !h.contains('→') && h.contains("3:4 [{?}, {\"y\", ?}]") && h.contains("per-device"),
+        "{h}"
+    );
+    // The hover on the conflicting add: the axes dropped, the sources, where to look.
+    let (line, col) = pos16(EXTEND, "%0 = stablehlo.add", 1, 1);
+    let h = s.hover(line, col).await.expect("hover failed");
+    let md = h["contents"]["value"].as_str().unwrap();
+    expect![[r#"
+        **Propagated** (`basic`): no sharding
+
+        **Conflicts**:
+        - at `stablehlo.add` ([line 10](file:///test/a.mlir#L10)), as its result 0: "x", "y" dropped (operand 0 (`%arg0`, [line 9](file:///test/a.mlir#L9)) has `{"x"}`, operand 1 (`%arg1`, [line 9](file:///test/a.mlir#L9)) has `{"y"}` on the same dimension of the computation); kept none
+    "#]].assert_eq(&md[md.find("**Propagated**").expect("propagation part")..]);
+}
+
+#[tokio::test]
+async fn hints_for_the_visible_range_only() {
+    let mut s = start().await;
+    let text = fixture("propagation.mlir");
+    s.open_and_wait(&text).await;
+    propagate(&mut s, "pipeline").await;
+    let params = json!({
+        "textDocument": {"uri": URI},
+        "range": {"start": {"line": 4, "character": 0}, "end": {"line": 5, "character": 0}}
+    });
+    let h = s.request("textDocument/inlayHint", params).await.unwrap();
+    expect![[r#"
+        4:4 [{"x"}, {"y"}]
+        4:131 per-device 4x8xf32
+    "#]]
+    .assert_eq(&render_hints(&h));
+}
+
+#[tokio::test]
+async fn modes_on_demand_and_on_save() {
+    let mut s = start().await;
+    let text = fixture("propagation.mlir");
+    s.open_and_wait(&text).await;
+    let sharded = |h: &str| h.lines().filter(|l| l.contains("[{")).count();
+    // onDemand (the default): an edit does not run propagation.
+    let (change, text) = lsp_common::replace(&text, "stablehlo.negate", 0, "stablehlo.abs");
+    s.change(URI, 2, json!([change])).await;
+    s.diagnostics_for(URI, 2).await;
+    assert!(s.quiet_for(800).await.is_none(), "onDemand ran on an edit");
+    assert_eq!(sharded(&render_hints(&hints(&mut s, &text).await)), 0);
+
+    // onSave: a save runs it (and publishes the diagnostics again with its results).
+    let set = json!({"settings": {"sdy": {"propagation": {"mode": "onSave"}}}});
+    s.notify("workspace/didChangeConfiguration", set).await;
+    let (change, text) = lsp_common::replace(&text, "stablehlo.abs", 0, "stablehlo.negate");
+    s.change(URI, 3, json!([change])).await;
+    s.diagnostics_for(URI, 3).await;
+    assert!(s.quiet_for(800).await.is_none(), "onSave ran on an edit");
+    s.notify("textDocument/didSave", json!({"textDocument": {"uri": URI}})).await;
+    let (d, _) = s.diagnostics_for(URI, 3).await;
+    assert!(d.to_string().contains("needs a reshard"), "{d}");
+    let h = render_hints(&hints(&mut s, &text).await);
+    assert!(sharded(&h) > 0 && !h.contains("(stale)"), "{h}");
+}

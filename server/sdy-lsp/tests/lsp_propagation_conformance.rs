@@ -8,10 +8,14 @@
 //! strategy, and compares, value by value, what `sdy-lsp opt <case> -<pass>` prints
 //! with what the editor shows:
 //! * the hover of each op result and function argument ("**Propagated**: ...");
-//! * the inlay hint after each op result and function result with no written sharding.
+//! * the inlay hint after each op result, function argument and function result with
+//!   no written sharding (a label names the mesh only when the chunk has several, so it
+//!   is compared with opt's mesh then, with the dimensions otherwise);
+//! * after a written sharding of an op result, the extension hint (`→ ...`): opt's
+//!   sharding where the pass changed the axes, none where it did not.
 //!
-//! Printed ops are matched to source ops per function by a longest common subsequence
-//! of op names (passes erase dead ops, split constants, turn constraints into
+//! Printed ops are matched to source ops per function by a heaviest common subsequence
+//! of op names (weighted by their operands' and users' ops) (passes erase dead ops, split constants, turn constraints into
 //! reshards); a value with several copies in the printed module (a split constant)
 //! must show the printed sharding among its variants.
 //!
@@ -23,7 +27,7 @@
 mod lsp_common;
 
 use lsp_common::TestServer;
-use sdy_analysis::model::{Model, OpId, ValueId};
+use sdy_analysis::model::{Model, OpId, ValueDef, ValueId};
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -94,10 +98,43 @@ fn printed_sharding(model: &Model, src: &str, v: ValueId) -> Option<String> {
     Some(text.strip_prefix("#sdy.sharding").unwrap_or(text).to_string())
 }
 
-/// `<@mesh, [{"x"}]>` -> `[{"x"}]` (the hint's form).
+/// `<@mesh, [{"x"}]>` -> `@mesh [{"x"}]` (the hint's form with its mesh).
 fn compact(s: &str) -> String {
     let body = s.strip_prefix('<').and_then(|b| b.strip_suffix('>')).unwrap_or(s);
-    body.find(", [").map_or(body.to_string(), |i| body[i + 2..].to_string())
+    body.find(", [").map_or(body.to_string(), |i| format!("{} {}", &body[..i], &body[i + 2..]))
+}
+
+/// The axes of a sharding's text (`[{"a", ?}, {?}p1]` -> `[{"a"},{}]`): what an
+/// extension hint is about (open/closed and priorities aside).
+fn axes(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '?' => {}
+            'p' if chars.peek().is_some_and(char::is_ascii_digit) => {
+                while chars.peek().is_some_and(char::is_ascii_digit) {
+                    chars.next();
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.replace(",}", "}")
+}
+
+/// Whether a hint label shows the sharding `want` (`@mesh [...]`): a label names the
+/// mesh only when the chunk has several, so without one it must match the dimensions.
+fn label_shows(label: &str, want: &str) -> bool {
+    if label.starts_with('@') {
+        return label == want;
+    }
+    want.split_once(' ').is_some_and(|(_, dims)| dims == label)
+}
+
+async fn hover(s: &mut TestServer, uri: &str, pos: (u32, u32)) -> Value {
+    let p = json!({"textDocument": {"uri": uri}, "position": {"line": pos.0, "character": pos.1}});
+    s.request("textDocument/hover", p).await.expect("hover")
 }
 
 /// Normalized op names (what passes rename).
@@ -115,17 +152,51 @@ fn func_ops(model: &Model, name: &str) -> Vec<OpId> {
     (f + 1..model.subtree_end(f)).collect()
 }
 
-/// Pairs of the longest common subsequence of two name lists.
-fn lcs(a: &[&str], b: &[&str]) -> Vec<(usize, usize)> {
+/// What an op is matched by: its name, the ops defining its operands (`^` for a block
+/// argument), the ops using its results (normalized, sorted).
+type Key<'a> = (&'a str, Vec<&'a str>, Vec<&'a str>);
+
+fn key(m: &Model, o: OpId) -> Key<'_> {
+    let info = m.op(o);
+    let defs = info
+        .operands
+        .iter()
+        .map(|v| match v.map(|v| &m.value(v).def) {
+            Some(ValueDef::Result { op, .. }) => norm(m.op(*op).name()),
+            Some(ValueDef::BlockArg { .. }) => "^",
+            None => "?",
+        })
+        .collect();
+    let mut users: Vec<&str> = info
+        .results
+        .iter()
+        .flat_map(|&v| m.value(v).uses.iter().map(|u| norm(m.op(u.op).name())))
+        .collect();
+    users.sort();
+    (norm(info.name()), defs, users)
+}
+
+/// Pairs of a heaviest common subsequence of two op lists: ops match by name, and a
+/// match with the same operand definitions or users weighs more (of two constraints on
+/// one value, the pass keeps the one with users; a constraint a pass inserts takes
+/// over the users of the one before it but not its operand).
+fn lcs(a: &[Key], b: &[Key]) -> Vec<(usize, usize)> {
+    let w = |i: usize, j: usize| -> u32 {
+        if a[i].0 != b[j].0 {
+            return 0;
+        }
+        2 + u32::from(a[i].1 == b[j].1) + u32::from(a[i].2 == b[j].2)
+    };
     let mut t = vec![vec![0u32; b.len() + 1]; a.len() + 1];
     for i in (0..a.len()).rev() {
         for j in (0..b.len()).rev() {
-            t[i][j] = if a[i] == b[j] { t[i + 1][j + 1] + 1 } else { t[i + 1][j].max(t[i][j + 1]) };
+            let m = if w(i, j) > 0 { t[i + 1][j + 1] + w(i, j) } else { 0 };
+            t[i][j] = m.max(t[i + 1][j]).max(t[i][j + 1]);
         }
     }
     let (mut i, mut j, mut out) = (0, 0, Vec::new());
     while i < a.len() && j < b.len() {
-        if a[i] == b[j] {
+        if w(i, j) > 0 && t[i][j] == t[i + 1][j + 1] + w(i, j) {
             out.push((i, j));
             i += 1;
             j += 1;
@@ -169,12 +240,15 @@ struct Tally {
     cases: usize,
     hovers: usize,
     hints: usize,
+    /// Written shardings checked for an extension hint.
+    extensions: usize,
+    /// ... of which the pass changed (an extension hint shown).
+    extended: usize,
     unmatched_ops: usize,
     errors: Vec<String>,
 }
 
 #[tokio::test]
-#[ignore = "issue 6 in progress: hover and hints do not yet match opt on every value"]
 async fn editor_shows_what_opt_prints() {
     let root = root();
     let dir = root.join("../shared/conformance/propagation");
@@ -260,12 +334,33 @@ async fn editor_shows_what_opt_prints() {
                     };
                     let want = printed_sharding(&out, &printed, b);
                     let pos = at(src.value(a).span.start);
-                    let h = s.hover(pos.0, pos.1).await.expect("hover");
+                    let h = hover(&mut s, &uri, pos).await;
                     let got = shown_in_hover(h["contents"]["value"].as_str().unwrap_or(""));
                     tally.hovers += 1;
                     if got.first().is_none_or(|g| !g.contains(&want)) {
                         tally.errors.push(format!(
                             "{name}::{case} @{f} arg {k}: opt {want:?}, hover {got:?}"
+                        ));
+                    }
+                    // Without a written sharding: the hint after the type.
+                    let sdy_syntax::tree::Custom::Func(sh) = &src.op(sf).node.custom else {
+                        continue;
+                    };
+                    let Some(arg) = sh.args.get(k) else { continue };
+                    if sdy_analysis::explain::value_sharding(&src, a).is_some() {
+                        continue;
+                    }
+                    let got = hint_at(at(arg.ty.span.end + src.op(sf).start));
+                    let want = want.as_deref().map(compact);
+                    tally.hints += 1;
+                    let ok = match (got.first(), &want) {
+                        (None, None) => true,
+                        (Some(l), Some(w)) => l.split(" | ").any(|x| label_shows(x, w)),
+                        _ => false,
+                    };
+                    if !ok {
+                        tally.errors.push(format!(
+                            "{name}::{case} @{f} arg {k}: opt {want:?}, hint {got:?}"
                         ));
                     }
                 }
@@ -291,7 +386,12 @@ async fn editor_shows_what_opt_prints() {
                         });
                     let got = hint_at(at(r.ty.span.end + src.op(sf).start));
                     tally.hints += 1;
-                    if got.first().map(String::as_str) != want.as_deref() {
+                    let ok = match (got.first(), &want) {
+                        (None, None) => true,
+                        (Some(l), Some(w)) => l.split(" | ").any(|x| label_shows(x, w)),
+                        _ => false,
+                    };
+                    if !ok {
                         tally.errors.push(format!(
                             "{name}::{case} @{f} result {k}: opt {want:?}, hint {got:?}"
                         ));
@@ -299,9 +399,9 @@ async fn editor_shows_what_opt_prints() {
                 }
                 // Op results.
                 let (a_ops, b_ops) = (func_ops(&src, f), func_ops(&out, f));
-                let a_names: Vec<&str> = a_ops.iter().map(|&o| norm(src.op(o).name())).collect();
-                let b_names: Vec<&str> = b_ops.iter().map(|&o| norm(out.op(o).name())).collect();
-                let pairs = lcs(&a_names, &b_names);
+                let a_keys: Vec<_> = a_ops.iter().map(|&o| key(&src, o)).collect();
+                let b_keys: Vec<_> = b_ops.iter().map(|&o| key(&out, o)).collect();
+                let pairs = lcs(&a_keys, &b_keys);
                 tally.unmatched_ops += a_ops.len() - pairs.len();
                 for (i, j) in pairs {
                     let (sa, sb) = (src.op(a_ops[i]), out.op(b_ops[j]));
@@ -311,7 +411,7 @@ async fn editor_shows_what_opt_prints() {
                     let wants: Vec<Option<String>> =
                         sb.results.iter().map(|&v| printed_sharding(&out, &printed, v)).collect();
                     let pos = at(sa.name_span().start);
-                    let h = s.hover(pos.0, pos.1).await.expect("hover");
+                    let h = hover(&mut s, &uri, pos).await;
                     let got = shown_in_hover(h["contents"]["value"].as_str().unwrap_or(""));
                     tally.hovers += wants.len();
                     for (k, want) in wants.iter().enumerate() {
@@ -323,34 +423,48 @@ async fn editor_shows_what_opt_prints() {
                             ));
                         }
                     }
-                    // The hint after the result group, for results without a written one.
-                    let group_end = sa.node.results.last().map(|g| g.span.end + sa.start);
-                    let Some(end) = group_end else { continue };
-                    let labels = hint_at(at(end));
+                    // The hint after each result group, for results without a written one.
+                    let labels: Vec<String> = sa
+                        .node
+                        .results
+                        .iter()
+                        .flat_map(|g| hint_at(at(g.span.end + sa.start)))
+                        .collect();
                     for (k, (&v, want)) in sa.results.iter().zip(&wants).enumerate() {
-                        if sdy_analysis::explain::value_sharding(&src, v).is_some() {
-                            continue;
-                        }
                         let prefix =
                             if sa.results.len() > 1 { format!("#{k} ") } else { String::new() };
+                        if let Some((w, _, _)) = sdy_analysis::explain::value_sharding(&src, v) {
+                            // A written sharding: `→ <opt's>` after it where the pass
+                            // changed its axes, nothing where it did not.
+                            let written = &chunk[w.span.start as usize..w.span.end as usize];
+                            let written = compact(written.trim_start_matches("#sdy.sharding"));
+                            let Some(want) = want.as_deref().map(compact) else { continue };
+                            let ext = hint_at(at(w.span.end)).into_iter().find_map(|l| {
+                                l.strip_prefix(&format!("{prefix}→ ")).map(String::from)
+                            });
+                            tally.extensions += 1;
+                            tally.extended += usize::from(ext.is_some());
+                            let ok = match &ext {
+                                Some(l) => l.split(" | ").any(|x| label_shows(x, &want)),
+                                None => axes(&written) == axes(&want),
+                            };
+                            if !ok {
+                                tally.errors.push(format!(
+                                    "{name}::{case} @{f} {} result {k}: written {written}, opt {want:?}, extension hint {ext:?}",
+                                    sa.name()
+                                ));
+                            }
+                            continue;
+                        }
                         let label = labels
                             .iter()
                             .find_map(|l| l.strip_prefix(&prefix))
                             .filter(|l| l.starts_with('[') || l.starts_with('@'));
-                        let label = label.map(|l| {
-                            l.split_once(" [").map_or(l.to_string(), |(m, rest)| {
-                                if m.starts_with('@') {
-                                    format!("[{rest}")
-                                } else {
-                                    l.to_string()
-                                }
-                            })
-                        });
                         tally.hints += 1;
                         let want = want.as_deref().map(compact);
-                        let ok = match (&label, &want) {
+                        let ok = match (label, &want) {
                             (None, None) => true,
-                            (Some(l), Some(w)) => l == w || l.split(" | ").any(|x| x == w),
+                            (Some(l), Some(w)) => l.split(" | ").any(|x| label_shows(x, w)),
                             _ => false,
                         };
                         if !ok {
@@ -365,10 +479,12 @@ async fn editor_shows_what_opt_prints() {
         }
     }
     eprintln!(
-        "{} cases: {} hovers and {} hints compared with opt's output ({} source ops without a printed counterpart), {} mismatches",
+        "{} cases: {} hovers, {} hints and {} written shardings ({} with an extension hint) compared with opt's output ({} source ops without a printed counterpart), {} mismatches",
         tally.cases,
         tally.hovers,
         tally.hints,
+        tally.extensions,
+        tally.extended,
         tally.unmatched_ops,
         tally.errors.len()
     );

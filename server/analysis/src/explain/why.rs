@@ -10,8 +10,9 @@ use crate::propagation::driver::Phase;
 use crate::propagation::editor::reshards::{
     axes_text, compact, node_name, source_span, source_text,
 };
-use crate::propagation::editor::{Strategy, ValueResult};
+use crate::propagation::editor::{ChunkPropagation, ValueResult};
 use crate::propagation::inference::{AxisOrigin, Conflict, Hop};
+use crate::propagation::origins::Node;
 use std::fmt::Write;
 
 /// A location (chunk-relative offset) as `(1-based line, link target)`, or `None`.
@@ -23,11 +24,13 @@ const MAX_HOPS: usize = 12;
 /// The propagation section of a value's hover.
 pub fn explain(
     model: &Model,
+    p: &ChunkPropagation,
     v: &ValueResult,
-    strategy: Strategy,
     stale: bool,
     locate: Locate<'_>,
 ) -> String {
+    let strategy = p.strategy;
+    let (origins, conflicts) = (p.origins(v), p.conflicts(v));
     let mut out = String::new();
     let head = if stale { "Propagated (stale: the text changed since)" } else { "Propagated" };
     match v.inferred.as_slice() {
@@ -63,7 +66,7 @@ pub fn explain(
         let mut lines = Vec::new();
         for (d, dim) in s.dims.iter().enumerate() {
             for a in &dim.axes {
-                match v.origins.iter().find(|o| o.axis == *a) {
+                match origins.iter().find(|o| o.axis == *a) {
                     Some(o) => lines.push(origin_line(model, a, d, o, locate)),
                     None => lines.push(format!("- {a} (dimension {d}): origin not recorded")),
                 }
@@ -76,10 +79,10 @@ pub fn explain(
             }
         }
     }
-    if !v.conflicts.is_empty() {
+    if !conflicts.is_empty() {
         let _ = writeln!(out, "\n**Conflicts**:");
-        for c in &v.conflicts {
-            let _ = writeln!(out, "{}", conflict_line(c, locate));
+        for c in &conflicts {
+            let _ = writeln!(out, "{}", conflict_line(model, c, locate));
         }
     }
     out
@@ -152,7 +155,16 @@ fn phase_text(p: Phase) -> String {
     parts.join(", ")
 }
 
-fn conflict_line(c: &Conflict, locate: Locate<'_>) -> String {
+/// Where the value at `node` of the op starting at `op` is defined: `(name, offset)`.
+fn defined_at(model: &Model, op: Option<u32>, node: Node) -> Option<(String, u32)> {
+    let op = model.ops.iter().find(|o| Some(o.start) == op)?;
+    let v =
+        if node.result { *op.results.get(node.index)? } else { (*op.operands.get(node.index)?)? };
+    let info = model.value(v);
+    Some((info.name.to_string(), info.span.start))
+}
+
+fn conflict_line(model: &Model, c: &Conflict, locate: Locate<'_>) -> String {
     let mut s = format!(
         "- at `{}` ({}), as its {}: {} dropped",
         c.op_name,
@@ -163,7 +175,16 @@ fn conflict_line(c: &Conflict, locate: Locate<'_>) -> String {
     let others: Vec<String> = c
         .sources
         .iter()
-        .map(|(n, axes)| format!("{} has `{{{}}}`", node_name(*n), axes_text(axes)))
+        .map(|(n, axes)| {
+            // Where to look: the definition of the disagreeing operand.
+            let place = match defined_at(model, c.op, *n) {
+                Some((name, at_offset)) if !n.result => {
+                    format!(" (`{name}`, {})", at(locate, Some(at_offset)))
+                }
+                _ => String::new(),
+            };
+            format!("{}{place} has `{{{}}}`", node_name(*n), axes_text(axes))
+        })
         .collect();
     if !others.is_empty() {
         let _ = write!(s, " ({} on the same dimension of the computation)", others.join(", "));

@@ -3,8 +3,8 @@
 //! * Per-device shapes of sharded values, after their type (`perDeviceShapes`): from
 //!   the written shardings, or from the propagated ones where a fresh run exists.
 //! * Propagated shardings (`propagatedShardings`) from the latest run: after each value
-//!   without a written sharding, and `→ ...` after a written sharding that propagation
-//!   changed. A chunk edited since the run shows them **marked `(stale)`** where the text
+//!   without a written sharding; and (`extensions`) `→ ...` after a written sharding that
+//!   propagation changed. A chunk edited since the run shows them **marked `(stale)`** where the text
 //!   they point at is unchanged (the rest of the chunk keeps its place), and none in the
 //!   edited part: they may be wrong now but still say what the last run found, until
 //!   the next run (automatic in `onChange` mode) replaces them.
@@ -50,7 +50,8 @@ pub fn hints(
     let mut out = Vec::new();
     let show = |k: HintKind| match k {
         HintKind::Shape => settings.shape_hints,
-        HintKind::Sharding | HintKind::Extension => settings.sharding_hints,
+        HintKind::Sharding => settings.sharding_hints,
+        HintKind::Extension => settings.extension_hints,
     };
     for (i, c) in a.chunks.iter().enumerate() {
         if c.span.end < want.start || c.span.start > want.end {
@@ -85,11 +86,14 @@ pub fn hints(
                 }
             }
             stale => {
-                if let Some((run, _)) = stale.filter(|_| settings.sharding_hints) {
+                if let Some((run, _)) = stale {
                     let map = OffsetMap::new(&run.src, &current.src);
-                    for h in run.hints.iter().filter(|h| h.kind != HintKind::Shape) {
-                        if let Some(o) = map.map(h.offset).filter(|o| (lo..=hi).contains(o)) {
-                            emit(h, o, true, &mut out);
+                    for (a, b) in map.preimage(lo, hi) {
+                        let kinds = |h: &&Hint| h.kind != HintKind::Shape && show(h.kind);
+                        for h in in_range(&run.hints, a, b).iter().filter(kinds) {
+                            if let Some(o) = map.map(h.offset) {
+                                emit(h, o, true, &mut out);
+                            }
                         }
                     }
                 }
@@ -178,7 +182,7 @@ pub fn explanation(
     let text = a.text(config.encoding);
     let base = c.span.start;
     let locate = |o: u32| line_link(&text, uri, base + map.map(o)?);
-    Some(why::explain(&run.analysis.model, v, run.prop.strategy, !fresh, &locate))
+    Some(why::explain(&run.analysis.model, &run.prop, v, !fresh, &locate))
 }
 
 /// `(line, uri#Lline)` of an absolute offset.

@@ -94,6 +94,8 @@ pub struct DocResult {
     /// Chunks propagated by this run (the others were fresh results of earlier runs).
     pub computed: usize,
     pub elapsed: Duration,
+    /// The CPU time of the run (its thread's), where the platform tells.
+    pub cpu: Option<Duration>,
 }
 
 impl DocResult {
@@ -149,15 +151,24 @@ pub struct OffsetMap {
 impl OffsetMap {
     pub fn new(old: &str, new: &str) -> OffsetMap {
         let (a, b) = (old.as_bytes(), new.as_bytes());
-        let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        let prefix = common_prefix(a, b);
         let max_suffix = a.len().min(b.len()) - prefix;
-        let suffix =
-            a.iter().rev().zip(b.iter().rev()).take(max_suffix).take_while(|(x, y)| x == y).count();
+        let suffix = common_suffix(&a[prefix..], &b[prefix..]).min(max_suffix);
         OffsetMap {
             prefix: prefix as u32,
             old_tail: (a.len() - suffix) as u32,
             delta: b.len() as i64 - a.len() as i64,
         }
+    }
+
+    /// The old offsets that map into `lo..=hi` of the new text: at most two ranges
+    /// (before the change, after it), so that a sorted list can be cut by binary search.
+    pub fn preimage(&self, lo: u32, hi: u32) -> [(u32, u32); 2] {
+        let before = (lo, hi.min(self.prefix));
+        let shift = |o: u32| u32::try_from((o as i64 - self.delta).max(0)).unwrap_or(u32::MAX);
+        // Offsets up to the prefix map as they are (even where the tail starts there).
+        let after = (shift(lo).max(self.old_tail).max(self.prefix.saturating_add(1)), shift(hi));
+        [before, after]
     }
 
     pub fn identity() -> OffsetMap {
@@ -173,6 +184,28 @@ impl OffsetMap {
             None
         }
     }
+}
+
+/// Bytes compared at once (slice equality is a `memcmp`), before the byte-wise step.
+const BLOCK: usize = 4096;
+
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + BLOCK <= n && a[i..i + BLOCK] == b[i..i + BLOCK] {
+        i += BLOCK;
+    }
+    i + a[i..n].iter().zip(&b[i..n]).take_while(|(x, y)| x == y).count()
+}
+
+fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[a.len() - n..], &b[b.len() - n..]);
+    let mut k = 0;
+    while k + BLOCK <= n && a[n - k - BLOCK..n - k] == b[n - k - BLOCK..n - k] {
+        k += BLOCK;
+    }
+    k + a[..n - k].iter().rev().zip(b[..n - k].iter().rev()).take_while(|(x, y)| x == y).count()
 }
 
 /// What a caller of a run is told.
@@ -224,6 +257,9 @@ pub struct Propagator {
     shapes: Mutex<HashMap<usize, ShapesOf>>,
     /// Edits waiting for their diagnostics: document -> (revision, since when).
     typing: Mutex<HashMap<Url, (u64, Instant)>>,
+    /// The propagation diagnostics of a document's revision, made by the propagation
+    /// thread when a run ends, so that the publisher (on the I/O path) only copies them.
+    extras: Mutex<HashMap<Url, (u64, Arc<Vec<Diagnostic>>)>>,
 }
 
 impl Propagator {
@@ -246,6 +282,7 @@ impl Propagator {
             runtime: tokio::runtime::Handle::current(),
             shapes: Mutex::default(),
             typing: Mutex::default(),
+            extras: Mutex::default(),
         });
         let weak = Arc::downgrade(&p);
         let spawned = std::thread::Builder::new().name("sdy-propagation".into()).spawn(move || {
@@ -384,6 +421,8 @@ impl Propagator {
             d.result = None;
         }
         st.docs.retain(|_, d| d.result.is_some());
+        drop(st);
+        self.extras.lock().unwrap_or_else(|e| e.into_inner()).remove(uri);
     }
 
     /// The latest propagation of `uri`.
@@ -437,6 +476,7 @@ impl Propagator {
 
     fn run_now(self: &Arc<Self>, uri: &Url, strategy: Strategy, generation: u64) -> RunOutcome {
         let t0 = Instant::now();
+        let cpu0 = thread_cpu();
         let Some(analyzed) = self.analyzed(uri) else {
             return RunOutcome::NotRun("the document is not open".into());
         };
@@ -515,6 +555,7 @@ impl Propagator {
             chunks,
             computed,
             elapsed: t0.elapsed(),
+            cpu: thread_cpu().zip(cpu0).map(|(b, a)| b.saturating_sub(a)),
         });
         {
             let mut st = self.lock();
@@ -548,6 +589,8 @@ impl Propagator {
         let Some(a) = rx.borrow().clone() else { return };
         let config = self.config.get().cloned().unwrap_or_default();
         let items = diagnostics::to_lsp(&a, uri, &config);
+        let extras = Arc::new(self.compute_extra(uri, &a));
+        self.extras.lock().unwrap_or_else(|e| e.into_inner()).insert(uri.clone(), (a.rev, extras));
         self.out.send(Outgoing::Diagnostics {
             uri: uri.clone(),
             version: a.version,
@@ -598,14 +641,23 @@ impl Propagator {
                 t.remove(uri);
             }
         }
-        let Some(result) = self.result(uri) else { return Vec::new() };
+        let cached = self.extras.lock().unwrap_or_else(|e| e.into_inner()).get(uri).cloned();
+        if let Some((_, items)) = cached.filter(|(r, _)| *r == rev) {
+            return items.to_vec();
+        }
         let Some((_, rx)) = self.docs.subscribe(uri) else { return Vec::new() };
         let Some(a) = rx.borrow().clone().filter(|a| a.rev == rev) else { return Vec::new() };
+        self.compute_extra(uri, &a)
+    }
+
+    /// The propagation diagnostics of an analysed revision of `uri`.
+    fn compute_extra(&self, uri: &Url, a: &Analyzed) -> Vec<Diagnostic> {
+        let Some(result) = self.result(uri) else { return Vec::new() };
         let config = self.config.get().cloned().unwrap_or_default();
         let text = a.text(config.encoding);
         let mut out = Vec::new();
         for (i, c) in a.chunks.iter().enumerate() {
-            let Some((run, true)) = result.run_for(&a, i) else { continue };
+            let Some((run, true)) = result.run_for(a, i) else { continue };
             let base = c.span.start;
             for r in &run.prop.reshards {
                 let related: Vec<DiagnosticRelatedInformation> = r
@@ -725,6 +777,29 @@ fn lower_priority() {
     }
 }
 
+/// The CPU time the calling thread has used (Linux; `None` elsewhere): a run's figure
+/// that the machine's load does not inflate.
+fn thread_cpu() -> Option<Duration> {
+    #[cfg(target_os = "linux")]
+    {
+        #[repr(C)]
+        struct Timespec {
+            sec: i64,
+            nsec: i64,
+        }
+        extern "C" {
+            fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
+        }
+        const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+        let mut t = Timespec { sec: 0, nsec: 0 };
+        // SAFETY: `t` is a valid, writable timespec for the duration of the call.
+        let ok = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0;
+        ok.then(|| Duration::new(t.sec as u64, t.nsec as u32))
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
 // ----- what the hover provider sees -----
 
 type Registered = (Weak<ChunkRun>, Weak<Propagator>);
@@ -800,6 +875,7 @@ pub fn propagate_answer(outcome: &RunOutcome) -> Value {
             "computed": r.computed,
             "failed": r.failed(),
             "ms": (r.elapsed.as_secs_f64() * 1e3).round(),
+            "cpu_ms": r.cpu.map(|c| (c.as_secs_f64() * 1e4).round() / 10.0),
         }),
         RunOutcome::Superseded => json!({"message": "sdy: superseded by a newer propagation run"}),
         RunOutcome::NotRun(why) => json!({"message": format!("sdy: not propagated: {why}")}),
@@ -849,6 +925,43 @@ mod tests {
         let m = OffsetMap::new("aaaa", "aaaaaa");
         assert_eq!(m.map(4), Some(4));
         assert_eq!(m.map(0), Some(0));
+        // Longer than a block, the change in the middle.
+        let old = format!("{}XYZ{}", "a".repeat(5000), "b".repeat(9000));
+        let new = format!("{}Q{}", "a".repeat(5000), "b".repeat(9000));
+        let m = OffsetMap::new(&old, &new);
+        assert_eq!((m.prefix, m.old_tail, m.delta), (5000, 5003, -2));
+        assert_eq!(m.map(6000), Some(5998));
+    }
+
+    #[test]
+    fn preimage_is_what_maps_into_the_range() {
+        let cases = [
+            (
+                format!("{}XYZ{}", "a".repeat(50), "b".repeat(90)),
+                format!("{}Q{}", "a".repeat(50), "b".repeat(90)),
+            ),
+            ("a".repeat(50), "a".repeat(53)),
+            ("a".repeat(53), "a".repeat(50)),
+            ("xy".repeat(40), "xy".repeat(41)),
+        ];
+        for (old, new) in cases {
+            check_preimage(&old, &new);
+        }
+    }
+
+    fn check_preimage(old: &str, new: &str) {
+        let m = OffsetMap::new(old, new);
+        for (lo, hi) in [(0, 10), (40, 60), (49, 52), (51, 51), (60, 140), (0, 200)] {
+            let want: Vec<u32> = (0..=old.len() as u32)
+                .filter(|&o| m.map(o).is_some_and(|n| (lo..=hi).contains(&n)))
+                .collect();
+            let got: Vec<u32> = m
+                .preimage(lo, hi)
+                .iter()
+                .flat_map(|&(a, b)| (a..=b.min(old.len() as u32)).collect::<Vec<_>>())
+                .collect();
+            assert_eq!(got, want, "{lo}..={hi}");
+        }
     }
 
     #[test]

@@ -42,8 +42,10 @@ pub struct Settings {
     pub hints: bool,
     /// Per-device shapes after sharded values' types.
     pub shape_hints: bool,
-    /// Propagated shardings (and extensions of written ones).
+    /// Propagated shardings of values with none written.
     pub sharding_hints: bool,
+    /// `→ ...` after a written sharding propagation extended or changed.
+    pub extension_hints: bool,
 }
 
 impl Default for Settings {
@@ -54,6 +56,7 @@ impl Default for Settings {
             hints: true,
             shape_hints: true,
             sharding_hints: true,
+            extension_hints: true,
         }
     }
 }
@@ -77,6 +80,9 @@ impl Settings {
         }
         if let Some(b) = h["propagatedShardings"].as_bool() {
             self.sharding_hints = b;
+        }
+        if let Some(b) = h["extensions"].as_bool() {
+            self.extension_hints = b;
         }
     }
 
@@ -126,7 +132,9 @@ mod tests {
         );
         assert_eq!((s.mode, s.strategy), (Mode::OnSave, Strategy::OpPriority));
         s.apply_configuration(&json!({"inlayHints": {"perDeviceShapes": false}, "x": 1}));
-        assert!(!s.shape_hints && s.hints && s.sharding_hints);
+        assert!(!s.shape_hints && s.hints && s.sharding_hints && s.extension_hints);
+        s.apply(&json!({"inlayHints": {"extensions": false}}));
+        assert!(!s.extension_hints && s.sharding_hints);
         s.apply(&json!({"propagation": {"mode": "sometimes", "strategy": 3}}));
         assert_eq!((s.mode, s.strategy), (Mode::OnSave, Strategy::OpPriority));
     }

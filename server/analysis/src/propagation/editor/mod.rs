@@ -20,7 +20,7 @@ pub mod sites;
 
 use super::driver::Warning;
 use super::graph::Graph;
-use super::inference::{explain_strategy, AxisOrigin, Conflict};
+use super::inference::{explain_strategy, AxisOrigin, Conflict, Explained};
 use super::{Level, Options};
 use crate::diag::{Diagnostic, Note, Origin, Severity};
 use crate::model::Model;
@@ -112,10 +112,8 @@ pub struct ValueResult {
     /// What the printed module has for it: one entry per copy, distinct shardings
     /// only (empty when the value is gone from the printed module).
     pub inferred: Vec<Variant>,
-    /// Where the axes of the (first) inferred sharding come from.
-    pub origins: Vec<AxisOrigin>,
-    /// Axes a conflict kept away from the value.
-    pub conflicts: Vec<Conflict>,
+    /// The printed value of the first copy (what the explanation is keyed by).
+    pub printed: Option<crate::print::ir::ValueId>,
 }
 
 impl ValueResult {
@@ -141,6 +139,9 @@ pub struct ChunkPropagation {
     pub reshards: Vec<reshards::Reshard>,
     /// The meshes of the module, by name.
     pub meshes: HashMap<String, Mesh>,
+    /// What the run recorded about origins and conflicts, read on demand (a hover, a
+    /// tooltip): copying it out per value would cost more than most runs' hovers.
+    explained: Explained,
     module: Option<Module>,
     printed: OnceLock<String>,
 }
@@ -160,6 +161,16 @@ impl ChunkPropagation {
         self.values.get(i)
     }
 
+    /// Where the axes of the (first) inferred sharding of `v` come from.
+    pub fn origins(&self, v: &ValueResult) -> Vec<AxisOrigin> {
+        v.printed.map_or_else(Vec::new, |p| self.explained.origins(p))
+    }
+
+    /// The conflicts that kept axes away from `v`.
+    pub fn conflicts(&self, v: &ValueResult) -> Vec<Conflict> {
+        v.printed.map_or_else(Vec::new, |p| self.explained.conflicts(p))
+    }
+
     fn failure(strategy: Strategy, diagnostics: Vec<Diagnostic>) -> ChunkPropagation {
         ChunkPropagation {
             strategy,
@@ -168,6 +179,7 @@ impl ChunkPropagation {
             values: Vec::new(),
             reshards: Vec::new(),
             meshes: HashMap::new(),
+            explained: Explained::default(),
             module: None,
             printed: OnceLock::new(),
         }
@@ -223,8 +235,8 @@ pub fn propagate(
         return ChunkPropagation::failure(strategy, diags);
     }
     let g = Graph::build(&m);
-    let values = sites::results(model, &m, &g, &written, &explained);
-    let reshards = reshards::find(model, &m, &g, &values);
+    let values = sites::results(model, &m, &g, &written);
+    let reshards = reshards::find(model, &m, &g, &values, &explained);
     ChunkPropagation {
         strategy,
         failed: false,
@@ -232,6 +244,7 @@ pub fn propagate(
         values,
         reshards,
         meshes: g.meshes.clone(),
+        explained,
         module: Some(m),
         printed: OnceLock::new(),
     }

@@ -11,7 +11,7 @@ use crate::print::ir::{Module, ValueId};
 use crate::print::sdy::{AxisRef, Mesh, TensorSharding};
 use crate::propagation::axis;
 use crate::propagation::graph::{Def, Graph, OpIdx};
-use crate::propagation::inference::Source;
+use crate::propagation::inference::{Conflict, Explained, Source};
 use crate::propagation::origins::Node;
 use sdy_syntax::tree::Custom;
 use sdy_syntax::Span;
@@ -33,7 +33,13 @@ pub struct Reshard {
 
 /// The reshards left by the conflicts of `values` in the propagated module `m`: one per
 /// op whose tensors still disagree there.
-pub fn find(model: &Model, m: &Module, g: &Graph, values: &[ValueResult]) -> Vec<Reshard> {
+pub fn find(
+    model: &Model,
+    m: &Module,
+    g: &Graph,
+    values: &[ValueResult],
+    explained: &Explained,
+) -> Vec<Reshard> {
     let by_start: HashMap<u32, OpId> =
         model.ops.iter().enumerate().map(|(i, o)| (o.start, i as OpId)).collect();
     let mut first_at: HashMap<u32, OpIdx> = HashMap::new();
@@ -44,7 +50,9 @@ pub fn find(model: &Model, m: &Module, g: &Graph, values: &[ValueResult]) -> Vec
     }
     // Per op: the tensors the conflicts involve, and the axes they fought over.
     let mut ops: Vec<(u32, Vec<Node>, Vec<AxisRef>)> = Vec::new();
-    for c in values.iter().flat_map(|v| &v.conflicts) {
+    let conflicts: Vec<Conflict> =
+        values.iter().filter_map(|v| v.printed).flat_map(|p| explained.conflicts(p)).collect();
+    for c in &conflicts {
         let Some(o) = c.op else { continue };
         let k = match ops.iter().position(|(x, _, _)| *x == o) {
             Some(k) => k,
@@ -127,8 +135,9 @@ pub fn find(model: &Model, m: &Module, g: &Graph, values: &[ValueResult]) -> Vec
         for (_, v, _, has) in &tensors {
             let Some(site) = site_of(g, model, &by_start, *v) else { continue };
             let Some(r) = values.iter().find(|x| x.site == site) else { continue };
+            let origins = r.printed.map_or_else(Vec::new, |p| explained.origins(p));
             for a in has {
-                let Some(orig) = r.origins.iter().find(|x| axis::overlaps(&x.axis, a)) else {
+                let Some(orig) = origins.iter().find(|x| axis::overlaps(&x.axis, a)) else {
                     continue;
                 };
                 if let Some(span) = source_span(model, &orig.source) {

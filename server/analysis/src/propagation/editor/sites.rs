@@ -8,8 +8,7 @@ use super::{Site, ValueResult, Variant};
 use crate::model::{Model, OpId};
 use crate::print::ir::Module;
 use crate::print::sdy::TensorSharding;
-use crate::propagation::graph::{Graph, OpIdx};
-use crate::propagation::inference::Explained;
+use crate::propagation::graph::{is_collective, per_value_at, sharding_of, Def, Graph, OpIdx};
 use std::collections::HashMap;
 
 /// The shardings written in the source module (before any pass), by site.
@@ -21,7 +20,7 @@ pub fn written(m: &Module) -> HashMap<Site, TensorSharding> {
         let Some(o) = n.origin else { continue };
         if n.name == "func.func" {
             for (index, &a) in entry_args(&g, i).iter().enumerate() {
-                if let Some(s) = g.sharding(m, a) {
+                if let Some(s) = own_sharding(&g, m, a) {
                     out.insert(Site::Arg { func: o, index }, s);
                 }
             }
@@ -33,12 +32,39 @@ pub fn written(m: &Module) -> HashMap<Site, TensorSharding> {
             continue;
         }
         for (index, &r) in n.results.iter().enumerate() {
-            if let Some(s) = g.sharding(m, r) {
+            if let Some(s) = own_sharding(&g, m, r) {
                 out.insert(Site::OpResult { op: o, index }, s);
             }
         }
     }
     out
+}
+
+/// The sharding printed on a value's own definition: a function argument's attribute,
+/// an op's result sharding. Unlike `Graph::sharding` (Shardy's `getSharding`), the
+/// result of a data-flow op (`stablehlo.while`, `case`, a manual computation) is not
+/// read through the `sdy.data_flow_edge` that holds its propagated sharding: that edge
+/// is a value of its own, shown where it is written, as `opt` prints it.
+fn own_sharding(g: &Graph, m: &Module, v: crate::print::ir::ValueId) -> Option<TensorSharding> {
+    match g.def(v)? {
+        Def::Arg { op, region: 0, block: 0, index } if g.nodes[op].name == "func.func" => {
+            sharding_of(g.op(m, op).func()?.args.get(index)?.attr("sdy.sharding"))
+        }
+        Def::Arg { .. } => None,
+        Def::Result { op, index } => {
+            let o = g.op(m, op);
+            match o.name.as_str() {
+                "sdy.data_flow_edge" | "sdy.sharding_constraint" | "sdy.reshard" => {
+                    sharding_of(o.prop("sharding"))
+                }
+                n if is_collective(n) => sharding_of(o.prop("out_sharding")),
+                "sdy.named_computation" | "sdy.manual_computation" => {
+                    per_value_at(o.prop("out_shardings"), index)
+                }
+                _ => per_value_at(o.attr("sdy.sharding"), index),
+            }
+        }
+    }
 }
 
 fn entry_args(g: &Graph, i: OpIdx) -> Vec<crate::print::ir::ValueId> {
@@ -55,7 +81,6 @@ pub fn results(
     m: &Module,
     g: &Graph,
     written: &HashMap<Site, TensorSharding>,
-    explained: &Explained,
 ) -> Vec<ValueResult> {
     let by_start: HashMap<u32, OpId> =
         model.ops.iter().enumerate().map(|(i, o)| (o.start, i as OpId)).collect();
@@ -75,7 +100,7 @@ pub fn results(
         let Some(name) = g.op(m, f).func().map(|fi| fi.sym.clone()) else { continue };
         if let Some(src) = source_func(model, &by_start, g, f) {
             for (index, &a) in entry_args(g, f).iter().enumerate() {
-                add(Site::Arg { func: src, index }, g.sharding(m, a), &name, a);
+                add(Site::Arg { func: src, index }, own_sharding(g, m, a), &name, a);
             }
             if let Some(t) = g.terminator(f, 0) {
                 for (index, &v) in g.nodes[t].operands.iter().enumerate() {
@@ -98,7 +123,7 @@ pub fn results(
                 continue;
             }
             for (index, &r) in n.results.iter().enumerate() {
-                add(Site::OpResult { op: o, index }, g.sharding(m, r), &name, r);
+                add(Site::OpResult { op: o, index }, own_sharding(g, m, r), &name, r);
             }
         }
     }
@@ -112,17 +137,12 @@ pub fn results(
                 Some((v, p)) => (v, Some(p)),
                 None => (Vec::new(), None),
             };
-            let (origins, conflicts) = match printed {
-                Some(p) => (explained.origins(p), explained.conflicts(p)),
-                None => (Vec::new(), Vec::new()),
-            };
             ValueResult {
                 site,
                 value: model_value(model, &by_start, site),
                 written: written.get(&site).cloned(),
                 inferred,
-                origins,
-                conflicts,
+                printed,
             }
         })
         .collect()

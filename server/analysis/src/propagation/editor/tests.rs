@@ -35,7 +35,7 @@ fn values_and_hints() {
             v.site,
             v.written.as_ref().map_or("-".into(), |s| s.to_string()),
             inferred.join("|"),
-            v.origins.len()
+            p.origins(v).len()
         ));
     }
     for h in hints::propagated(&a.model, &p, &p.meshes) {
