@@ -70,9 +70,9 @@ pub struct Driver<'a> {
     pub model: &'a Model,
     pub src: &'a str,
     by_origin: HashMap<u32, OpId>,
-    /// `getOrCreateShardingRule` results.
-    /// Rules by op, shared (not copied) by every visit.
-    pub rules: HashMap<OpIdx, Option<std::sync::Arc<OpShardingRule>>>,
+    /// `getOrCreateShardingRule` results: rules by op (`None` before the first
+    /// lookup), shared (not copied) by every visit.
+    pub rules: Vec<Option<Option<std::sync::Arc<OpShardingRule>>>>,
     /// Ops whose rule was created (attached) during this pass.
     pub created: HashSet<OpIdx>,
     pub conservative: bool,
@@ -113,7 +113,7 @@ impl<'a> Driver<'a> {
             model,
             src,
             by_origin,
-            rules: HashMap::new(),
+            rules: Vec::new(),
             created: HashSet::new(),
             conservative,
             group_of: HashMap::new(),
@@ -195,7 +195,7 @@ impl<'a> Driver<'a> {
     /// The rule of op `i` (`getOrCreateShardingRule`): its `sdy.sharding_rule`, else the
     /// registry's (remembered as attached).
     pub fn rule(&mut self, i: OpIdx) -> Option<std::sync::Arc<OpShardingRule>> {
-        if let Some(r) = self.rules.get(&i) {
+        if let Some(Some(r)) = self.rules.get(i) {
             return r.clone();
         }
         let op = self.g.op(self.m, i);
@@ -232,7 +232,10 @@ impl<'a> Driver<'a> {
             }
         };
         let r = r.map(std::sync::Arc::new);
-        self.rules.insert(i, r.clone());
+        if self.rules.len() <= i {
+            self.rules.resize(self.g.nodes.len().max(i + 1), None);
+        }
+        self.rules[i] = Some(r.clone());
         r
     }
 
@@ -245,7 +248,7 @@ impl<'a> Driver<'a> {
                 if self.g.erased[i] {
                     continue;
                 }
-                if let Some(Some(r)) = self.rules.get(&i) {
+                if let Some(Some(Some(r))) = self.rules.get(i) {
                     let pr = r.to_print();
                     self.g.op_mut(self.m, i).set_attr("sdy.sharding_rule", Attr::Rule(pr));
                 }
@@ -263,18 +266,13 @@ impl<'a> Driver<'a> {
 
     /// Removes the ops erased as dead from the module (call last: paths change).
     pub fn remove_erased(&mut self) {
-        let mut paths: Vec<Path> = (0..self.g.nodes.len())
+        let paths: Vec<Path> = (0..self.g.nodes.len())
             .filter(|&i| {
                 self.g.erased[i] && self.g.nodes[i].parent.is_some_and(|p| !self.g.erased[p])
             })
             .map(|i| self.g.nodes[i].path.clone())
             .collect();
-        paths.sort();
-        for p in paths.into_iter().rev() {
-            let (last, parent) = p.split_last().expect("non-root");
-            let op = op_at_path_mut(self.m, parent);
-            op.regions[last.0].blocks[last.1].ops.remove(last.2);
-        }
+        remove_ops(self.m, paths);
     }
 
     // ----- sharding groups -----
@@ -729,6 +727,11 @@ impl<'a> Driver<'a> {
         }
         let mut proj = Projection::build(&o_sh, &r_sh, rule, &mesh, false);
         let before = if self.tracer.is_some() { Some(proj.clone()) } else { None };
+        // The part of the direction that does not depend on the factor, once per visit.
+        let op_dir = match dir {
+            DirMode::Fn(df) => self.op_direction(op, df),
+            DirMode::Fixed(d) => d,
+        };
         let dirs: Vec<Direction> = (0..rule.factor_sizes.len())
             .map(|f| {
                 if rule.is_blocked(f) {
@@ -736,7 +739,7 @@ impl<'a> Driver<'a> {
                 } else {
                     match dir {
                         DirMode::Fixed(d) => d,
-                        DirMode::Fn(df) => self.direction(op, f, df),
+                        DirMode::Fn(df) => self.factor_direction(op, f, df, op_dir),
                     }
                 }
             })
@@ -747,12 +750,7 @@ impl<'a> Driver<'a> {
                 propagate_basic(&mut proj, &dir_of, &rule.factor_sizes, &mesh, conservative)
             }
             Strategy::Aggressive => {
-                let n = &self.g.nodes[op];
-                let elementwise = {
-                    let o = n.operands.first().map(|&v| self.g.ty(self.m, v));
-                    let r = n.results.first().map(|&v| self.g.ty(self.m, v));
-                    is_elementwise_op(&n.name, o.as_ref(), r.as_ref())
-                };
+                let elementwise = self.is_elementwise(op);
                 propagate_aggressive(
                     &mut proj,
                     &dir_of,
@@ -988,6 +986,10 @@ impl<'a> Driver<'a> {
 
     fn is_elementwise(&self, op: OpIdx) -> bool {
         let n = &self.g.nodes[op];
+        // Only `bitcast_convert` looks at the types: parse them for it alone.
+        if n.name != "stablehlo.bitcast_convert" {
+            return is_elementwise_op(&n.name, None, None);
+        }
         let o = n.operands.first().map(|&v| self.g.ty(self.m, v));
         let r = n.results.first().map(|&v| self.g.ty(self.m, v));
         is_elementwise_op(&n.name, o.as_ref(), r.as_ref())
@@ -1022,7 +1024,7 @@ impl<'a> Driver<'a> {
                 Direction::None
             }
             2 => {
-                if let Some(Some(r)) = self.rules.get(&op) {
+                if let Some(Some(Some(r))) = self.rules.get(op) {
                     if !r.is_pass_through(f) {
                         return Direction::None;
                     }
@@ -1063,12 +1065,39 @@ impl<'a> Driver<'a> {
     }
 
     pub fn direction(&self, op: OpIdx, f: usize, dir: DirFn) -> Direction {
+        self.factor_direction(op, f, dir, self.op_direction(op, dir))
+    }
+
+    /// The union of the heuristics of `dir` that do not depend on the factor (every
+    /// level but 2). Level 0 is left out above level 0: level 1 gives the same
+    /// direction or a larger one for every op.
+    fn op_direction(&self, op: OpIdx, dir: DirFn) -> Direction {
         match dir {
             DirFn::Any => Direction::Both,
             DirFn::OpPriority(p) => {
                 let mut d = Direction::None;
                 for level in 0..=p.min(4) {
-                    d = d.union(self.heuristic(level, op, f));
+                    if level == 2 || (level == 0 && p >= 1) {
+                        continue;
+                    }
+                    d = d.union(self.heuristic(level, op, 0));
+                    if d == Direction::Both {
+                        break;
+                    }
+                }
+                d
+            }
+        }
+    }
+
+    /// [`Driver::direction`] from the op's part `op_dir` ([`Driver::op_direction`]).
+    fn factor_direction(&self, op: OpIdx, f: usize, dir: DirFn, op_dir: Direction) -> Direction {
+        match dir {
+            DirFn::Any => Direction::Both,
+            DirFn::OpPriority(p) => {
+                let mut d = op_dir;
+                if p >= 2 && d != Direction::Both {
+                    d = d.union(self.heuristic(2, op, f));
                 }
                 d.intersect(Direction::Both)
             }

@@ -106,6 +106,9 @@ pub struct Graph {
     pub meshes: HashMap<String, Mesh>,
     /// The meshes in declaration order (name, mesh).
     pub mesh_list: Vec<(String, Mesh)>,
+    /// The smallest value id indexed: `defs[0]`/`uses[0]` are this value's (a
+    /// sub-graph indexes only the ids its op touches, not the whole module's).
+    base: ValueId,
 }
 
 /// An index of the module kept across a pass's edits, rebuilt only when the
@@ -167,6 +170,39 @@ impl GraphCache {
     /// Forces a rebuild on the next [`GraphCache::get`].
     pub fn invalidate(&mut self) {
         self.values = usize::MAX;
+    }
+}
+
+/// The number of ops in `op` (itself included).
+fn count_ops(op: &Op) -> usize {
+    let mut n = 0;
+    op.walk(&mut |_| n += 1);
+    n
+}
+
+/// Removes the ops at `paths` (module paths of distinct ops): what removing them one
+/// by one from the last path to the first does, in one pass per block instead of a
+/// shift of the block per op. Deeper blocks go first, so no removal moves an op whose
+/// path is still to be used.
+pub fn remove_ops(m: &mut Module, paths: impl IntoIterator<Item = Path>) {
+    let mut by_block: HashMap<(Path, usize, usize), Vec<usize>> = HashMap::new();
+    for p in paths {
+        let Some((&(r, b, i), parent)) = p.split_last() else { continue };
+        by_block.entry((parent.to_vec(), r, b)).or_default().push(i);
+    }
+    let mut blocks: Vec<_> = by_block.into_iter().collect();
+    blocks.sort_by(|(a, _), (b, _)| b.0.len().cmp(&a.0.len()).then_with(|| a.cmp(b)));
+    for ((parent, r, b), mut idx) in blocks {
+        idx.sort_unstable();
+        idx.dedup();
+        let ops = &mut op_at_path_mut(m, &parent).regions[r].blocks[b].ops;
+        let (mut k, mut next) = (0usize, 0usize);
+        ops.retain(|_| {
+            let drop = idx.get(next) == Some(&k);
+            next += usize::from(drop);
+            k += 1;
+            !drop
+        });
     }
 }
 
@@ -245,6 +281,7 @@ pub fn is_collective(name: &str) -> bool {
 impl Graph {
     pub fn build(m: &Module) -> Graph {
         let mut g = Graph {
+            nodes: Vec::with_capacity(count_ops(&m.top)),
             defs: vec![None; m.values.len()],
             uses: vec![Vec::new(); m.values.len()],
             ..Default::default()
@@ -282,22 +319,50 @@ impl Graph {
     /// works inside one op: node 0 is that op, paths are module paths; functions,
     /// callers and meshes are not collected.
     pub fn build_sub(m: &Module, path: &[(usize, usize, usize)]) -> Graph {
+        let op = op_at_path(m, path);
+        // Index only the value ids this op touches: sized by the module, one build per
+        // function would cost the module's value count each time.
+        let (mut lo, mut hi, mut n) = (ValueId::MAX, 0, 0usize);
+        op.walk(&mut |o: &Op| {
+            n += 1;
+            let args = o.regions.iter().flat_map(|r| &r.blocks).flat_map(|b| &b.args);
+            for &v in o.operands.iter().chain(&o.results).chain(args) {
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+        });
+        let len = if lo <= hi { (hi - lo) as usize + 1 } else { 0 };
         let mut g = Graph {
-            defs: vec![None; m.values.len()],
-            uses: vec![Vec::new(); m.values.len()],
+            nodes: Vec::with_capacity(n),
+            defs: vec![None; len],
+            uses: vec![Vec::new(); len],
+            base: lo.min(hi),
             ..Default::default()
         };
-        g.visit(op_at_path(m, path), path.to_vec(), None);
+        g.visit(op, path.to_vec(), None);
         g.erased = vec![false; g.nodes.len()];
         g
     }
 
-    fn ensure(&mut self, v: ValueId) {
-        let v = v as usize;
-        if v >= self.defs.len() {
-            self.defs.resize(v + 1, None);
-            self.uses.resize(v + 1, Vec::new());
+    /// The slot of value `v` in `defs`/`uses`, growing them when needed.
+    fn ensure(&mut self, v: ValueId) -> usize {
+        if v < self.base {
+            // Below the first id indexed (not met when sizing): shift everything up.
+            let k = (self.base - v) as usize;
+            self.defs.splice(0..0, std::iter::repeat_n(None, k));
+            self.uses.splice(0..0, std::iter::repeat_n(Vec::new(), k));
+            self.base = v;
         }
+        let i = (v - self.base) as usize;
+        if i >= self.defs.len() {
+            self.defs.resize(i + 1, None);
+            self.uses.resize(i + 1, Vec::new());
+        }
+        i
+    }
+
+    fn slot(&self, v: ValueId) -> Option<usize> {
+        v.checked_sub(self.base).map(|i| i as usize)
     }
 
     fn visit(&mut self, op: &Op, path: Path, parent: Option<OpIdx>) -> OpIdx {
@@ -310,12 +375,12 @@ impl Graph {
         let idx = self.nodes.len();
         let operands = mlir_operands(op);
         for (i, &v) in operands.iter().enumerate() {
-            self.ensure(v);
-            self.uses[v as usize].push((idx, i));
+            let s = self.ensure(v);
+            self.uses[s].push((idx, i));
         }
         for (i, &r) in op.results.iter().enumerate() {
-            self.ensure(r);
-            self.defs[r as usize] = Some(Def::Result { op: idx, index: i });
+            let s = self.ensure(r);
+            self.defs[s] = Some(Def::Result { op: idx, index: i });
         }
         self.nodes.push(Node {
             path: path.clone(),
@@ -336,9 +401,8 @@ impl Graph {
             let mut rc = Vec::with_capacity(r.blocks.len());
             for (bi, b) in r.blocks.iter().enumerate() {
                 for (ai, &a) in b.args.iter().enumerate() {
-                    self.ensure(a);
-                    self.defs[a as usize] =
-                        Some(Def::Arg { op: idx, region: ri, block: bi, index: ai });
+                    let s = self.ensure(a);
+                    self.defs[s] = Some(Def::Arg { op: idx, region: ri, block: bi, index: ai });
                 }
                 let mut bc = Vec::with_capacity(b.ops.len());
                 for (oi, c) in b.ops.iter().enumerate() {
@@ -367,10 +431,10 @@ impl Graph {
         op_at_path_mut(m, &self.nodes[i].path)
     }
     pub fn def(&self, v: ValueId) -> Option<Def> {
-        self.defs.get(v as usize).copied().flatten()
+        self.defs.get(self.slot(v)?).copied().flatten()
     }
     pub fn uses(&self, v: ValueId) -> &[(OpIdx, usize)] {
-        self.uses.get(v as usize).map_or(&[], Vec::as_slice)
+        self.slot(v).and_then(|s| self.uses.get(s)).map_or(&[], Vec::as_slice)
     }
     /// Live uses (ops not erased).
     pub fn live_uses(&self, v: ValueId) -> impl Iterator<Item = (OpIdx, usize)> + '_ {
