@@ -7,12 +7,13 @@
 use super::factor::{propagate_aggressive, propagate_basic, Direction, Strategy};
 use super::graph::*;
 use super::ops::{identity_rule, is_elementwise_op, purity, rule_from_print, tensor_type};
-use super::projection::{Projection, TensorFactorShardings};
+use super::projection::Projection;
 use super::trace::{Step, Tracer};
 use crate::model::{Model, OpId};
 use crate::print::ir::{Attr, Module, Op, ValueId};
 use crate::print::sdy::{Mesh, MeshRef, TensorSharding};
-use crate::rules::{self, OpDesc, OpShardingRule, RuleLookup, RuleOptions, TensorMapping, Unknown};
+use crate::rules::{self, OpDesc, OpShardingRule, RuleLookup, RuleOptions, Unknown};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Once-flags of the registry's warnings (shared with `-sdy-populate-op-sharding-rules`).
@@ -651,17 +652,6 @@ impl<'a> Driver<'a> {
         }
     }
 
-    fn get_slot(&self, s: Slot) -> Option<TensorSharding> {
-        match s {
-            Slot::Value(v) => self.g.sharding(self.m, v),
-            Slot::FuncResult(f, i) => self.g.func_result_sharding(self.m, f, i),
-            Slot::EdgeTarget(e) => {
-                let own = sharding_of(self.g.op(self.m, e).prop("sharding"));
-                self.g.transform_target_sharding(self.m, e, own, true)
-            }
-        }
-    }
-
     fn set_slot(&mut self, s: Slot, sharding: TensorSharding) {
         match s {
             Slot::Value(v) => self.g.set_sharding(self.m, v, sharding),
@@ -705,6 +695,52 @@ impl<'a> Driver<'a> {
         chosen
     }
 
+    /// The sharding in a slot, borrowed from the module where it is stored as is.
+    fn slot_ref(&self, s: Slot) -> Option<Cow<'_, TensorSharding>> {
+        match s {
+            Slot::Value(v) => self.g.sharding_ref(self.m, v),
+            Slot::FuncResult(f, i) => {
+                self.g.func_result_sharding_ref(self.m, f, i).map(Cow::Borrowed)
+            }
+            Slot::EdgeTarget(e) => {
+                let own = sharding_of_ref(self.g.op(self.m, e).prop("sharding"))?;
+                let input = *self.g.nodes[e].operands.first()?;
+                let owner = self.g.owner(input)?;
+                if self.g.op(self.m, owner).name != "sdy.manual_computation" {
+                    return Some(Cow::Borrowed(own));
+                }
+                self.g.transform_target_sharding(self.m, e, Some(own.clone()), true).map(Cow::Owned)
+            }
+        }
+    }
+
+    /// [`Driver::common_mesh`] without copies.
+    fn common_mesh_ref<'s>(
+        &'s self,
+        shardings: &[Option<&'s TensorSharding>],
+    ) -> Option<(&'s MeshRef, &'s Mesh)> {
+        let mut chosen: Option<(&MeshRef, &Mesh)> = None;
+        for s in shardings.iter().flatten() {
+            let Some(other) = self.g.mesh_ref(&s.mesh) else { continue };
+            match chosen {
+                None => chosen = Some((&s.mesh, other)),
+                Some((_, cur)) if mesh_is_empty(cur) => chosen = Some((&s.mesh, other)),
+                Some((_, cur)) => {
+                    if mesh_is_empty(other) {
+                        continue;
+                    }
+                    if other != cur {
+                        return None;
+                    }
+                }
+            }
+        }
+        chosen
+    }
+
+    /// Propagates through one op (or edge): reads the shardings of the slots (borrowed),
+    /// runs the factor strategy and computes the new shardings, then writes those that
+    /// changed.
     #[allow(clippy::too_many_arguments)]
     fn propagate_tensors(
         &mut self,
@@ -717,149 +753,139 @@ impl<'a> Driver<'a> {
         conservative: bool,
         notify: bool,
     ) -> bool {
-        let o_sh: Vec<Option<TensorSharding>> =
-            operands.iter().map(|&s| self.get_slot(s)).collect();
-        let r_sh: Vec<Option<TensorSharding>> = results.iter().map(|&s| self.get_slot(s)).collect();
-        let all: Vec<&Option<TensorSharding>> = o_sh.iter().chain(r_sh.iter()).collect();
-        let Some((mesh_ref, mesh)) = self.common_mesh(&all) else { return false };
-        if mesh.axes.is_empty() && mesh.device_ids.len() == 1 {
-            return false;
-        }
-        let mut proj = Projection::build(&o_sh, &r_sh, rule, &mesh, false);
-        let before = if self.tracer.is_some() { Some(proj.clone()) } else { None };
-        // The part of the direction that does not depend on the factor, once per visit.
-        let op_dir = match dir {
-            DirMode::Fn(df) => self.op_direction(op, df),
-            DirMode::Fixed(d) => d,
-        };
-        let dirs: Vec<Direction> = (0..rule.factor_sizes.len())
-            .map(|f| {
-                if rule.is_blocked(f) {
-                    Direction::None
-                } else {
-                    match dir {
-                        DirMode::Fixed(d) => d,
-                        DirMode::Fn(df) => self.factor_direction(op, f, df, op_dir),
-                    }
-                }
-            })
-            .collect();
-        let dir_of = |f: usize| dirs[f];
-        let up = match strategy {
-            Strategy::Basic => {
-                propagate_basic(&mut proj, &dir_of, &rule.factor_sizes, &mesh, conservative)
+        let n_o = operands.len();
+        let slot = |i: usize| if i < n_o { operands[i] } else { results[i - n_o] };
+        let (writes, trace) = {
+            let sh: Vec<Option<Cow<'_, TensorSharding>>> =
+                operands.iter().chain(results).map(|&s| self.slot_ref(s)).collect();
+            let all: Vec<Option<&TensorSharding>> = sh.iter().map(|s| s.as_deref()).collect();
+            let Some((mesh_ref, mesh)) = self.common_mesh_ref(&all) else { return false };
+            if mesh.axes.is_empty() && mesh.device_ids.len() == 1 {
+                return false;
             }
-            Strategy::Aggressive => {
-                let elementwise = self.is_elementwise(op);
-                propagate_aggressive(
+            let mut proj = Projection::build_refs(&all[..n_o], &all[n_o..], rule, mesh, false);
+            let before = if self.tracer.is_some() { Some(proj.clone()) } else { None };
+            // The part of the direction that does not depend on the factor, once per visit.
+            let op_dir = match dir {
+                DirMode::Fn(df) => self.op_direction(op, df),
+                DirMode::Fixed(d) => d,
+            };
+            let dirs: Vec<Direction> = (0..rule.factor_sizes.len())
+                .map(|f| {
+                    if rule.is_blocked(f) {
+                        Direction::None
+                    } else {
+                        match dir {
+                            DirMode::Fixed(d) => d,
+                            DirMode::Fn(df) => self.factor_direction(op, f, df, op_dir),
+                        }
+                    }
+                })
+                .collect();
+            let dir_of = |f: usize| dirs[f];
+            let up = match strategy {
+                Strategy::Basic => {
+                    propagate_basic(&mut proj, &dir_of, &rule.factor_sizes, mesh, conservative)
+                }
+                Strategy::Aggressive => propagate_aggressive(
                     &mut proj,
                     &dir_of,
                     &rule.factor_sizes,
-                    &mesh,
+                    mesh,
                     conservative,
-                    elementwise,
-                )
-            }
-        };
-        let mut written: Vec<Option<TensorSharding>> = Vec::with_capacity(o_sh.len() + r_sh.len());
-        for (i, &changed) in up.operands.iter().enumerate() {
-            written.push(if changed {
-                self.update_tensor(
-                    operands[i],
-                    &o_sh[i],
-                    &proj.operands[i],
-                    &rule.operands[i],
-                    &rule.factor_sizes,
-                    &mesh_ref,
-                    &mesh,
-                    notify,
-                )
-            } else {
-                None
-            });
-        }
-        for (i, &changed) in up.results.iter().enumerate() {
-            written.push(if changed {
-                self.update_tensor(
-                    results[i],
-                    &r_sh[i],
-                    &proj.results[i],
-                    &rule.results[i],
-                    &rule.factor_sizes,
-                    &mesh_ref,
-                    &mesh,
-                    notify,
-                )
-            } else {
-                None
-            });
-        }
-        let any = written.iter().any(Option::is_some);
-        {
-            if let (Some(before), Some(_)) = (before.as_ref(), self.tracer.as_ref()) {
-                let vals = |slots: &[Slot], d: &Driver<'_>| -> Vec<ValueId> {
-                    slots
-                        .iter()
-                        .map(|&s| match s {
-                            Slot::Value(v) => v,
-                            Slot::EdgeTarget(e) => d.g.nodes[e].results[0],
-                            Slot::FuncResult(..) => match operands.first() {
-                                Some(Slot::Value(v)) => *v,
-                                _ => 0,
-                            },
-                        })
-                        .collect()
-                };
-                let ov = vals(operands, self);
-                let rv = vals(results, self);
-                let old: Vec<Option<TensorSharding>> =
-                    o_sh.iter().chain(r_sh.iter()).cloned().collect();
-                let func_results = results.iter().any(|s| matches!(s, Slot::FuncResult(..)));
-                if let Some(t) = self.tracer.as_deref_mut() {
-                    t.step(&Step {
-                        graph: &self.g,
-                        module: &*self.m,
-                        op,
-                        operands: &ov,
-                        results: &rv,
-                        func_results,
-                        old: &old,
-                        new: &written,
-                        before,
-                        after: &proj,
-                        rule,
-                        mesh: &mesh,
-                        changed: any,
-                        phase: self.phase,
-                    });
+                    self.is_elementwise(op),
+                ),
+            };
+            // The new shardings of the tensors that changed, compared with the ones read.
+            let mut writes: Vec<(usize, TensorSharding)> = Vec::new();
+            for (i, &changed) in up.operands.iter().chain(&up.results).enumerate() {
+                if !changed {
+                    continue;
                 }
+                let (tfs, mapping) = if i < n_o {
+                    (&proj.operands[i], &rule.operands[i])
+                } else {
+                    (&proj.results[i - n_o], &rule.results[i - n_o])
+                };
+                let new = tfs.to_sharding(mapping, &rule.factor_sizes, mesh_ref, mesh);
+                let old = all[i];
+                if (old.is_none() && empty_axes(&new)) || old == Some(&new) {
+                    continue;
+                }
+                writes.push((i, new));
+            }
+            let trace = before.map(|b| {
+                let old: Vec<Option<TensorSharding>> = all.iter().map(|s| s.cloned()).collect();
+                (b, proj, old, mesh.clone())
+            });
+            (writes, trace)
+        };
+        let mut written: Vec<Option<TensorSharding>> = Vec::new();
+        if trace.is_some() {
+            written = vec![None; n_o + results.len()];
+        }
+        let mut any = false;
+        for (i, new) in writes {
+            if let Some(w) = self.write_tensor(slot(i), new, notify) {
+                any = true;
+                if let Some(x) = written.get_mut(i) {
+                    *x = Some(w);
+                }
+            }
+        }
+        if let Some((before, after, old, mesh)) = trace {
+            let vals = |slots: &[Slot], d: &Driver<'_>| -> Vec<ValueId> {
+                slots
+                    .iter()
+                    .map(|&s| match s {
+                        Slot::Value(v) => v,
+                        Slot::EdgeTarget(e) => d.g.nodes[e].results[0],
+                        Slot::FuncResult(..) => match operands.first() {
+                            Some(Slot::Value(v)) => *v,
+                            _ => 0,
+                        },
+                    })
+                    .collect()
+            };
+            let ov = vals(operands, self);
+            let rv = vals(results, self);
+            let func_results = results.iter().any(|s| matches!(s, Slot::FuncResult(..)));
+            if let Some(t) = self.tracer.as_deref_mut() {
+                t.step(&Step {
+                    graph: &self.g,
+                    module: &*self.m,
+                    op,
+                    operands: &ov,
+                    results: &rv,
+                    func_results,
+                    old: &old,
+                    new: &written,
+                    before: &before,
+                    after: &after,
+                    rule,
+                    mesh: &mesh,
+                    changed: any,
+                    phase: self.phase,
+                });
             }
         }
         any
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn update_tensor(
+    /// Writes the new sharding of a slot (one that differs from the old) and notifies
+    /// the users and the sharding group; returns it, or `None` when nothing changed.
+    fn write_tensor(
         &mut self,
         slot: Slot,
-        old: &Option<TensorSharding>,
-        tfs: &TensorFactorShardings,
-        mapping: &TensorMapping,
-        factor_sizes: &[i64],
-        mesh_ref: &MeshRef,
-        mesh: &Mesh,
+        new: TensorSharding,
         notify: bool,
     ) -> Option<TensorSharding> {
-        let new = tfs.to_sharding(mapping, factor_sizes, mesh_ref, mesh);
-        if (old.is_none() && empty_axes(&new)) || old.as_ref() == Some(&new) {
-            return None;
-        }
         self.set_slot(slot, new.clone());
         if let Slot::Value(v) = slot {
             // A value with no place for a sharding (an argument of an op that is not a
             // function or a data-flow op) did not change; saying it did would revisit
             // its users forever.
-            if self.g.sharding(self.m, v).as_ref() != Some(&new) {
+            if self.g.sharding_ref(self.m, v).as_deref() != Some(&new) {
                 return None;
             }
         }

@@ -7,6 +7,7 @@
 use super::axis;
 use crate::print::ir::{Attr, Module, Op, Syntax, ValueId};
 use crate::print::sdy::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 pub type OpIdx = usize;
@@ -476,9 +477,13 @@ impl Graph {
         (1..self.nodes.len()).filter(|&i| !self.erased[i]).collect()
     }
     pub fn mesh(&self, r: &MeshRef) -> Option<Mesh> {
+        self.mesh_ref(r).cloned()
+    }
+    /// [`Graph::mesh`] without a copy.
+    pub fn mesh_ref<'s>(&'s self, r: &'s MeshRef) -> Option<&'s Mesh> {
         match r {
-            MeshRef::Symbol(s) => self.meshes.get(s).cloned(),
-            MeshRef::Inline(m) => Some(m.clone()),
+            MeshRef::Symbol(s) => self.meshes.get(s),
+            MeshRef::Inline(m) => Some(m),
         }
     }
     /// The main function: the only function, else `@main`.
@@ -625,47 +630,59 @@ impl Graph {
 
     /// The sharding of `v` (`getSharding`).
     pub fn sharding(&self, m: &Module, v: ValueId) -> Option<TensorSharding> {
+        self.sharding_ref(m, v).map(Cow::into_owned)
+    }
+
+    /// [`Graph::sharding`], borrowed from the module where it is stored as is.
+    pub fn sharding_ref<'m>(&self, m: &'m Module, v: ValueId) -> Option<Cow<'m, TensorSharding>> {
         let v = self.shardable_value(v)?;
         let owner = self.owner(v)?;
         let op = self.op(m, owner);
         let def = self.def(v)?;
         let name = op.name.as_str();
-        match name {
+        let s = match name {
             "func.func" => {
                 let Def::Arg { index, .. } = def else { return None };
-                sharding_of(op.func()?.args.get(index)?.attr("sdy.sharding"))
+                sharding_of_ref(op.func()?.args.get(index)?.attr("sdy.sharding"))
             }
             "sdy.data_flow_edge" | "sdy.sharding_constraint" | "sdy.reshard" => {
-                sharding_of(op.prop("sharding"))
+                sharding_of_ref(op.prop("sharding"))
             }
-            n if is_collective(n) => sharding_of(op.prop("out_sharding")),
-            n if is_data_flow_op(n) => self.edge_owner_sharding(m, owner, def),
+            n if is_collective(n) => sharding_of_ref(op.prop("out_sharding")),
+            n if is_data_flow_op(n) => return self.edge_owner_sharding(m, owner, def),
             _ => {
                 let Def::Result { index, .. } = def else { return None };
-                per_value_at(op.attr("sdy.sharding"), index)
+                per_value_ref(op.attr("sdy.sharding"), index)
             }
-        }
+        };
+        s.map(Cow::Borrowed)
     }
 
-    fn edge_owner_sharding(&self, m: &Module, owner: OpIdx, def: Def) -> Option<TensorSharding> {
+    fn edge_owner_sharding<'m>(
+        &self,
+        m: &'m Module,
+        owner: OpIdx,
+        def: Def,
+    ) -> Option<Cow<'m, TensorSharding>> {
         let op = self.op(m, owner);
-        match (op.name.as_str(), def) {
+        let s = match (op.name.as_str(), def) {
             ("sdy.named_computation", Def::Arg { index, .. }) => {
-                per_value_at(op.prop("in_shardings"), index)
+                per_value_ref(op.prop("in_shardings"), index)
             }
             ("sdy.named_computation", Def::Result { index, .. }) => {
-                per_value_at(op.prop("out_shardings"), index)
+                per_value_ref(op.prop("out_shardings"), index)
             }
             ("sdy.manual_computation", Def::Arg { index, .. }) => {
-                let s = per_value_at(op.prop("in_shardings"), index)?;
-                Some(erase_manual_axes(&s, &manual_axes(op)))
+                let s = per_value_ref(op.prop("in_shardings"), index)?;
+                return Some(Cow::Owned(erase_manual_axes(s, &manual_axes(op))));
             }
             ("sdy.manual_computation", Def::Result { index, .. }) => {
-                per_value_at(op.prop("out_shardings"), index)
+                per_value_ref(op.prop("out_shardings"), index)
             }
-            (_, Def::Result { index, .. }) => per_value_at(op.attr("sdy.sharding"), index),
+            (_, Def::Result { index, .. }) => per_value_ref(op.attr("sdy.sharding"), index),
             _ => None,
-        }
+        };
+        s.map(Cow::Borrowed)
     }
 
     /// Sets the sharding of `v` (`setSharding`); a no-op for values that cannot hold
@@ -800,7 +817,15 @@ impl Graph {
         func: OpIdx,
         index: usize,
     ) -> Option<TensorSharding> {
-        sharding_of(self.op(m, func).func()?.results.get(index)?.attr("sdy.sharding"))
+        self.func_result_sharding_ref(m, func, index).cloned()
+    }
+    pub fn func_result_sharding_ref<'m>(
+        &self,
+        m: &'m Module,
+        func: OpIdx,
+        index: usize,
+    ) -> Option<&'m TensorSharding> {
+        sharding_of_ref(self.op(m, func).func()?.results.get(index)?.attr("sdy.sharding"))
     }
     pub fn set_func_result_sharding(
         &self,
@@ -816,17 +841,27 @@ impl Graph {
 }
 
 pub fn sharding_of(a: Option<&Attr>) -> Option<TensorSharding> {
+    sharding_of_ref(a).cloned()
+}
+
+/// [`sharding_of`] without a copy.
+pub fn sharding_of_ref(a: Option<&Attr>) -> Option<&TensorSharding> {
     match a {
-        Some(Attr::Sharding(s)) => Some(s.clone()),
-        Some(Attr::PerValue(v)) if v.len() == 1 => Some(v[0].clone()),
+        Some(Attr::Sharding(s)) => Some(s),
+        Some(Attr::PerValue(v)) if v.len() == 1 => Some(&v[0]),
         _ => None,
     }
 }
 
 /// Entry `index` of a per-value sharding list (the others are not copied).
 pub fn per_value_at(a: Option<&Attr>, index: usize) -> Option<TensorSharding> {
+    per_value_ref(a, index).cloned()
+}
+
+/// [`per_value_at`] without a copy.
+pub fn per_value_ref(a: Option<&Attr>, index: usize) -> Option<&TensorSharding> {
     match a {
-        Some(Attr::PerValue(v)) => v.get(index).cloned(),
+        Some(Attr::PerValue(v)) => v.get(index),
         _ => None,
     }
 }
