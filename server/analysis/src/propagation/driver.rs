@@ -7,12 +7,13 @@
 use super::factor::{propagate_aggressive, propagate_basic, Direction, Strategy};
 use super::graph::*;
 use super::ops::{identity_rule, is_elementwise_op, purity, rule_from_print, tensor_type};
-use super::projection::{Projection, TensorFactorShardings};
+use super::projection::Projection;
 use super::trace::{Step, Tracer};
 use crate::model::{Model, OpId};
 use crate::print::ir::{Attr, Module, Op, ValueId};
 use crate::print::sdy::{Mesh, MeshRef, TensorSharding};
-use crate::rules::{self, OpDesc, OpShardingRule, RuleLookup, RuleOptions, TensorMapping, Unknown};
+use crate::rules::{self, OpDesc, OpShardingRule, RuleLookup, RuleOptions, Unknown};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Once-flags of the registry's warnings (shared with `-sdy-populate-op-sharding-rules`).
@@ -70,9 +71,9 @@ pub struct Driver<'a> {
     pub model: &'a Model,
     pub src: &'a str,
     by_origin: HashMap<u32, OpId>,
-    /// `getOrCreateShardingRule` results.
-    /// Rules by op, shared (not copied) by every visit.
-    pub rules: HashMap<OpIdx, Option<std::sync::Arc<OpShardingRule>>>,
+    /// `getOrCreateShardingRule` results: rules by op (`None` before the first
+    /// lookup), shared (not copied) by every visit.
+    pub rules: Vec<Option<Option<std::sync::Arc<OpShardingRule>>>>,
     /// Ops whose rule was created (attached) during this pass.
     pub created: HashSet<OpIdx>,
     pub conservative: bool,
@@ -113,7 +114,7 @@ impl<'a> Driver<'a> {
             model,
             src,
             by_origin,
-            rules: HashMap::new(),
+            rules: Vec::new(),
             created: HashSet::new(),
             conservative,
             group_of: HashMap::new(),
@@ -195,7 +196,7 @@ impl<'a> Driver<'a> {
     /// The rule of op `i` (`getOrCreateShardingRule`): its `sdy.sharding_rule`, else the
     /// registry's (remembered as attached).
     pub fn rule(&mut self, i: OpIdx) -> Option<std::sync::Arc<OpShardingRule>> {
-        if let Some(r) = self.rules.get(&i) {
+        if let Some(Some(r)) = self.rules.get(i) {
             return r.clone();
         }
         let op = self.g.op(self.m, i);
@@ -232,7 +233,10 @@ impl<'a> Driver<'a> {
             }
         };
         let r = r.map(std::sync::Arc::new);
-        self.rules.insert(i, r.clone());
+        if self.rules.len() <= i {
+            self.rules.resize(self.g.nodes.len().max(i + 1), None);
+        }
+        self.rules[i] = Some(r.clone());
         r
     }
 
@@ -245,7 +249,7 @@ impl<'a> Driver<'a> {
                 if self.g.erased[i] {
                     continue;
                 }
-                if let Some(Some(r)) = self.rules.get(&i) {
+                if let Some(Some(Some(r))) = self.rules.get(i) {
                     let pr = r.to_print();
                     self.g.op_mut(self.m, i).set_attr("sdy.sharding_rule", Attr::Rule(pr));
                 }
@@ -263,18 +267,13 @@ impl<'a> Driver<'a> {
 
     /// Removes the ops erased as dead from the module (call last: paths change).
     pub fn remove_erased(&mut self) {
-        let mut paths: Vec<Path> = (0..self.g.nodes.len())
+        let paths: Vec<Path> = (0..self.g.nodes.len())
             .filter(|&i| {
                 self.g.erased[i] && self.g.nodes[i].parent.is_some_and(|p| !self.g.erased[p])
             })
             .map(|i| self.g.nodes[i].path.clone())
             .collect();
-        paths.sort();
-        for p in paths.into_iter().rev() {
-            let (last, parent) = p.split_last().expect("non-root");
-            let op = op_at_path_mut(self.m, parent);
-            op.regions[last.0].blocks[last.1].ops.remove(last.2);
-        }
+        remove_ops(self.m, paths);
     }
 
     // ----- sharding groups -----
@@ -653,17 +652,6 @@ impl<'a> Driver<'a> {
         }
     }
 
-    fn get_slot(&self, s: Slot) -> Option<TensorSharding> {
-        match s {
-            Slot::Value(v) => self.g.sharding(self.m, v),
-            Slot::FuncResult(f, i) => self.g.func_result_sharding(self.m, f, i),
-            Slot::EdgeTarget(e) => {
-                let own = sharding_of(self.g.op(self.m, e).prop("sharding"));
-                self.g.transform_target_sharding(self.m, e, own, true)
-            }
-        }
-    }
-
     fn set_slot(&mut self, s: Slot, sharding: TensorSharding) {
         match s {
             Slot::Value(v) => self.g.set_sharding(self.m, v, sharding),
@@ -707,6 +695,52 @@ impl<'a> Driver<'a> {
         chosen
     }
 
+    /// The sharding in a slot, borrowed from the module where it is stored as is.
+    fn slot_ref(&self, s: Slot) -> Option<Cow<'_, TensorSharding>> {
+        match s {
+            Slot::Value(v) => self.g.sharding_ref(self.m, v),
+            Slot::FuncResult(f, i) => {
+                self.g.func_result_sharding_ref(self.m, f, i).map(Cow::Borrowed)
+            }
+            Slot::EdgeTarget(e) => {
+                let own = sharding_of_ref(self.g.op(self.m, e).prop("sharding"))?;
+                let input = *self.g.nodes[e].operands.first()?;
+                let owner = self.g.owner(input)?;
+                if self.g.op(self.m, owner).name != "sdy.manual_computation" {
+                    return Some(Cow::Borrowed(own));
+                }
+                self.g.transform_target_sharding(self.m, e, Some(own.clone()), true).map(Cow::Owned)
+            }
+        }
+    }
+
+    /// [`Driver::common_mesh`] without copies.
+    fn common_mesh_ref<'s>(
+        &'s self,
+        shardings: &[Option<&'s TensorSharding>],
+    ) -> Option<(&'s MeshRef, &'s Mesh)> {
+        let mut chosen: Option<(&MeshRef, &Mesh)> = None;
+        for s in shardings.iter().flatten() {
+            let Some(other) = self.g.mesh_ref(&s.mesh) else { continue };
+            match chosen {
+                None => chosen = Some((&s.mesh, other)),
+                Some((_, cur)) if mesh_is_empty(cur) => chosen = Some((&s.mesh, other)),
+                Some((_, cur)) => {
+                    if mesh_is_empty(other) {
+                        continue;
+                    }
+                    if other != cur {
+                        return None;
+                    }
+                }
+            }
+        }
+        chosen
+    }
+
+    /// Propagates through one op (or edge): reads the shardings of the slots (borrowed),
+    /// runs the factor strategy and computes the new shardings, then writes those that
+    /// changed.
     #[allow(clippy::too_many_arguments)]
     fn propagate_tensors(
         &mut self,
@@ -719,149 +753,139 @@ impl<'a> Driver<'a> {
         conservative: bool,
         notify: bool,
     ) -> bool {
-        let o_sh: Vec<Option<TensorSharding>> =
-            operands.iter().map(|&s| self.get_slot(s)).collect();
-        let r_sh: Vec<Option<TensorSharding>> = results.iter().map(|&s| self.get_slot(s)).collect();
-        let all: Vec<&Option<TensorSharding>> = o_sh.iter().chain(r_sh.iter()).collect();
-        let Some((mesh_ref, mesh)) = self.common_mesh(&all) else { return false };
-        if mesh.axes.is_empty() && mesh.device_ids.len() == 1 {
-            return false;
-        }
-        let mut proj = Projection::build(&o_sh, &r_sh, rule, &mesh, false);
-        let before = if self.tracer.is_some() { Some(proj.clone()) } else { None };
-        let dirs: Vec<Direction> = (0..rule.factor_sizes.len())
-            .map(|f| {
-                if rule.is_blocked(f) {
-                    Direction::None
-                } else {
-                    match dir {
-                        DirMode::Fixed(d) => d,
-                        DirMode::Fn(df) => self.direction(op, f, df),
-                    }
-                }
-            })
-            .collect();
-        let dir_of = |f: usize| dirs[f];
-        let up = match strategy {
-            Strategy::Basic => {
-                propagate_basic(&mut proj, &dir_of, &rule.factor_sizes, &mesh, conservative)
+        let n_o = operands.len();
+        let slot = |i: usize| if i < n_o { operands[i] } else { results[i - n_o] };
+        let (writes, trace) = {
+            let sh: Vec<Option<Cow<'_, TensorSharding>>> =
+                operands.iter().chain(results).map(|&s| self.slot_ref(s)).collect();
+            let all: Vec<Option<&TensorSharding>> = sh.iter().map(|s| s.as_deref()).collect();
+            let Some((mesh_ref, mesh)) = self.common_mesh_ref(&all) else { return false };
+            if mesh.axes.is_empty() && mesh.device_ids.len() == 1 {
+                return false;
             }
-            Strategy::Aggressive => {
-                let n = &self.g.nodes[op];
-                let elementwise = {
-                    let o = n.operands.first().map(|&v| self.g.ty(self.m, v));
-                    let r = n.results.first().map(|&v| self.g.ty(self.m, v));
-                    is_elementwise_op(&n.name, o.as_ref(), r.as_ref())
-                };
-                propagate_aggressive(
+            let mut proj = Projection::build_refs(&all[..n_o], &all[n_o..], rule, mesh, false);
+            let before = if self.tracer.is_some() { Some(proj.clone()) } else { None };
+            // The part of the direction that does not depend on the factor, once per visit.
+            let op_dir = match dir {
+                DirMode::Fn(df) => self.op_direction(op, df),
+                DirMode::Fixed(d) => d,
+            };
+            let dirs: Vec<Direction> = (0..rule.factor_sizes.len())
+                .map(|f| {
+                    if rule.is_blocked(f) {
+                        Direction::None
+                    } else {
+                        match dir {
+                            DirMode::Fixed(d) => d,
+                            DirMode::Fn(df) => self.factor_direction(op, f, df, op_dir),
+                        }
+                    }
+                })
+                .collect();
+            let dir_of = |f: usize| dirs[f];
+            let up = match strategy {
+                Strategy::Basic => {
+                    propagate_basic(&mut proj, &dir_of, &rule.factor_sizes, mesh, conservative)
+                }
+                Strategy::Aggressive => propagate_aggressive(
                     &mut proj,
                     &dir_of,
                     &rule.factor_sizes,
-                    &mesh,
+                    mesh,
                     conservative,
-                    elementwise,
-                )
-            }
-        };
-        let mut written: Vec<Option<TensorSharding>> = Vec::with_capacity(o_sh.len() + r_sh.len());
-        for (i, &changed) in up.operands.iter().enumerate() {
-            written.push(if changed {
-                self.update_tensor(
-                    operands[i],
-                    &o_sh[i],
-                    &proj.operands[i],
-                    &rule.operands[i],
-                    &rule.factor_sizes,
-                    &mesh_ref,
-                    &mesh,
-                    notify,
-                )
-            } else {
-                None
-            });
-        }
-        for (i, &changed) in up.results.iter().enumerate() {
-            written.push(if changed {
-                self.update_tensor(
-                    results[i],
-                    &r_sh[i],
-                    &proj.results[i],
-                    &rule.results[i],
-                    &rule.factor_sizes,
-                    &mesh_ref,
-                    &mesh,
-                    notify,
-                )
-            } else {
-                None
-            });
-        }
-        let any = written.iter().any(Option::is_some);
-        {
-            if let (Some(before), Some(_)) = (before.as_ref(), self.tracer.as_ref()) {
-                let vals = |slots: &[Slot], d: &Driver<'_>| -> Vec<ValueId> {
-                    slots
-                        .iter()
-                        .map(|&s| match s {
-                            Slot::Value(v) => v,
-                            Slot::EdgeTarget(e) => d.g.nodes[e].results[0],
-                            Slot::FuncResult(..) => match operands.first() {
-                                Some(Slot::Value(v)) => *v,
-                                _ => 0,
-                            },
-                        })
-                        .collect()
-                };
-                let ov = vals(operands, self);
-                let rv = vals(results, self);
-                let old: Vec<Option<TensorSharding>> =
-                    o_sh.iter().chain(r_sh.iter()).cloned().collect();
-                let func_results = results.iter().any(|s| matches!(s, Slot::FuncResult(..)));
-                if let Some(t) = self.tracer.as_deref_mut() {
-                    t.step(&Step {
-                        graph: &self.g,
-                        module: &*self.m,
-                        op,
-                        operands: &ov,
-                        results: &rv,
-                        func_results,
-                        old: &old,
-                        new: &written,
-                        before,
-                        after: &proj,
-                        rule,
-                        mesh: &mesh,
-                        changed: any,
-                        phase: self.phase,
-                    });
+                    self.is_elementwise(op),
+                ),
+            };
+            // The new shardings of the tensors that changed, compared with the ones read.
+            let mut writes: Vec<(usize, TensorSharding)> = Vec::new();
+            for (i, &changed) in up.operands.iter().chain(&up.results).enumerate() {
+                if !changed {
+                    continue;
                 }
+                let (tfs, mapping) = if i < n_o {
+                    (&proj.operands[i], &rule.operands[i])
+                } else {
+                    (&proj.results[i - n_o], &rule.results[i - n_o])
+                };
+                let new = tfs.to_sharding(mapping, &rule.factor_sizes, mesh_ref, mesh);
+                let old = all[i];
+                if (old.is_none() && empty_axes(&new)) || old == Some(&new) {
+                    continue;
+                }
+                writes.push((i, new));
+            }
+            let trace = before.map(|b| {
+                let old: Vec<Option<TensorSharding>> = all.iter().map(|s| s.cloned()).collect();
+                (b, proj, old, mesh.clone())
+            });
+            (writes, trace)
+        };
+        let mut written: Vec<Option<TensorSharding>> = Vec::new();
+        if trace.is_some() {
+            written = vec![None; n_o + results.len()];
+        }
+        let mut any = false;
+        for (i, new) in writes {
+            if let Some(w) = self.write_tensor(slot(i), new, notify) {
+                any = true;
+                if let Some(x) = written.get_mut(i) {
+                    *x = Some(w);
+                }
+            }
+        }
+        if let Some((before, after, old, mesh)) = trace {
+            let vals = |slots: &[Slot], d: &Driver<'_>| -> Vec<ValueId> {
+                slots
+                    .iter()
+                    .map(|&s| match s {
+                        Slot::Value(v) => v,
+                        Slot::EdgeTarget(e) => d.g.nodes[e].results[0],
+                        Slot::FuncResult(..) => match operands.first() {
+                            Some(Slot::Value(v)) => *v,
+                            _ => 0,
+                        },
+                    })
+                    .collect()
+            };
+            let ov = vals(operands, self);
+            let rv = vals(results, self);
+            let func_results = results.iter().any(|s| matches!(s, Slot::FuncResult(..)));
+            if let Some(t) = self.tracer.as_deref_mut() {
+                t.step(&Step {
+                    graph: &self.g,
+                    module: &*self.m,
+                    op,
+                    operands: &ov,
+                    results: &rv,
+                    func_results,
+                    old: &old,
+                    new: &written,
+                    before: &before,
+                    after: &after,
+                    rule,
+                    mesh: &mesh,
+                    changed: any,
+                    phase: self.phase,
+                });
             }
         }
         any
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn update_tensor(
+    /// Writes the new sharding of a slot (one that differs from the old) and notifies
+    /// the users and the sharding group; returns it, or `None` when nothing changed.
+    fn write_tensor(
         &mut self,
         slot: Slot,
-        old: &Option<TensorSharding>,
-        tfs: &TensorFactorShardings,
-        mapping: &TensorMapping,
-        factor_sizes: &[i64],
-        mesh_ref: &MeshRef,
-        mesh: &Mesh,
+        new: TensorSharding,
         notify: bool,
     ) -> Option<TensorSharding> {
-        let new = tfs.to_sharding(mapping, factor_sizes, mesh_ref, mesh);
-        if (old.is_none() && empty_axes(&new)) || old.as_ref() == Some(&new) {
-            return None;
-        }
         self.set_slot(slot, new.clone());
         if let Slot::Value(v) = slot {
             // A value with no place for a sharding (an argument of an op that is not a
             // function or a data-flow op) did not change; saying it did would revisit
             // its users forever.
-            if self.g.sharding(self.m, v).as_ref() != Some(&new) {
+            if self.g.sharding_ref(self.m, v).as_deref() != Some(&new) {
                 return None;
             }
         }
@@ -988,6 +1012,10 @@ impl<'a> Driver<'a> {
 
     fn is_elementwise(&self, op: OpIdx) -> bool {
         let n = &self.g.nodes[op];
+        // Only `bitcast_convert` looks at the types: parse them for it alone.
+        if n.name != "stablehlo.bitcast_convert" {
+            return is_elementwise_op(&n.name, None, None);
+        }
         let o = n.operands.first().map(|&v| self.g.ty(self.m, v));
         let r = n.results.first().map(|&v| self.g.ty(self.m, v));
         is_elementwise_op(&n.name, o.as_ref(), r.as_ref())
@@ -1022,7 +1050,7 @@ impl<'a> Driver<'a> {
                 Direction::None
             }
             2 => {
-                if let Some(Some(r)) = self.rules.get(&op) {
+                if let Some(Some(Some(r))) = self.rules.get(op) {
                     if !r.is_pass_through(f) {
                         return Direction::None;
                     }
@@ -1063,12 +1091,39 @@ impl<'a> Driver<'a> {
     }
 
     pub fn direction(&self, op: OpIdx, f: usize, dir: DirFn) -> Direction {
+        self.factor_direction(op, f, dir, self.op_direction(op, dir))
+    }
+
+    /// The union of the heuristics of `dir` that do not depend on the factor (every
+    /// level but 2). Level 0 is left out above level 0: level 1 gives the same
+    /// direction or a larger one for every op.
+    fn op_direction(&self, op: OpIdx, dir: DirFn) -> Direction {
         match dir {
             DirFn::Any => Direction::Both,
             DirFn::OpPriority(p) => {
                 let mut d = Direction::None;
                 for level in 0..=p.min(4) {
-                    d = d.union(self.heuristic(level, op, f));
+                    if level == 2 || (level == 0 && p >= 1) {
+                        continue;
+                    }
+                    d = d.union(self.heuristic(level, op, 0));
+                    if d == Direction::Both {
+                        break;
+                    }
+                }
+                d
+            }
+        }
+    }
+
+    /// [`Driver::direction`] from the op's part `op_dir` ([`Driver::op_direction`]).
+    fn factor_direction(&self, op: OpIdx, f: usize, dir: DirFn, op_dir: Direction) -> Direction {
+        match dir {
+            DirFn::Any => Direction::Both,
+            DirFn::OpPriority(p) => {
+                let mut d = op_dir;
+                if p >= 2 && d != Direction::Both {
+                    d = d.union(self.heuristic(2, op, f));
                 }
                 d.intersect(Direction::Both)
             }

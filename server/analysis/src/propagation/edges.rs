@@ -244,12 +244,7 @@ pub fn sink_data_flow_edges(m: &mut Module, origins: bool, edges_debug: bool) {
     }
     let map: HashMap<ValueId, ValueId> = removals.iter().map(|(_, i, r)| (*r, *i)).collect();
     replace_uses_through(m, &map);
-    removals.sort_by(|a, b| b.0.cmp(&a.0));
-    for (path, _, _) in removals {
-        let (last, parent) = path.split_last().expect("non-root");
-        let p = op_at_path_mut(m, parent);
-        p.regions[last.0].blocks[last.1].ops.remove(last.2);
-    }
+    remove_ops(m, removals.into_iter().map(|(path, _, _)| path));
 }
 
 /// `getShardingsFromDataFlowEdges`: the edges' shardings (fully open for owners

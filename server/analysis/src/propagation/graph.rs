@@ -7,6 +7,7 @@
 use super::axis;
 use crate::print::ir::{Attr, Module, Op, Syntax, ValueId};
 use crate::print::sdy::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 pub type OpIdx = usize;
@@ -106,6 +107,9 @@ pub struct Graph {
     pub meshes: HashMap<String, Mesh>,
     /// The meshes in declaration order (name, mesh).
     pub mesh_list: Vec<(String, Mesh)>,
+    /// The smallest value id indexed: `defs[0]`/`uses[0]` are this value's (a
+    /// sub-graph indexes only the ids its op touches, not the whole module's).
+    base: ValueId,
 }
 
 /// An index of the module kept across a pass's edits, rebuilt only when the
@@ -167,6 +171,39 @@ impl GraphCache {
     /// Forces a rebuild on the next [`GraphCache::get`].
     pub fn invalidate(&mut self) {
         self.values = usize::MAX;
+    }
+}
+
+/// The number of ops in `op` (itself included).
+fn count_ops(op: &Op) -> usize {
+    let mut n = 0;
+    op.walk(&mut |_| n += 1);
+    n
+}
+
+/// Removes the ops at `paths` (module paths of distinct ops): what removing them one
+/// by one from the last path to the first does, in one pass per block instead of a
+/// shift of the block per op. Deeper blocks go first, so no removal moves an op whose
+/// path is still to be used.
+pub fn remove_ops(m: &mut Module, paths: impl IntoIterator<Item = Path>) {
+    let mut by_block: HashMap<(Path, usize, usize), Vec<usize>> = HashMap::new();
+    for p in paths {
+        let Some((&(r, b, i), parent)) = p.split_last() else { continue };
+        by_block.entry((parent.to_vec(), r, b)).or_default().push(i);
+    }
+    let mut blocks: Vec<_> = by_block.into_iter().collect();
+    blocks.sort_by(|(a, _), (b, _)| b.0.len().cmp(&a.0.len()).then_with(|| a.cmp(b)));
+    for ((parent, r, b), mut idx) in blocks {
+        idx.sort_unstable();
+        idx.dedup();
+        let ops = &mut op_at_path_mut(m, &parent).regions[r].blocks[b].ops;
+        let (mut k, mut next) = (0usize, 0usize);
+        ops.retain(|_| {
+            let drop = idx.get(next) == Some(&k);
+            next += usize::from(drop);
+            k += 1;
+            !drop
+        });
     }
 }
 
@@ -245,6 +282,7 @@ pub fn is_collective(name: &str) -> bool {
 impl Graph {
     pub fn build(m: &Module) -> Graph {
         let mut g = Graph {
+            nodes: Vec::with_capacity(count_ops(&m.top)),
             defs: vec![None; m.values.len()],
             uses: vec![Vec::new(); m.values.len()],
             ..Default::default()
@@ -282,22 +320,50 @@ impl Graph {
     /// works inside one op: node 0 is that op, paths are module paths; functions,
     /// callers and meshes are not collected.
     pub fn build_sub(m: &Module, path: &[(usize, usize, usize)]) -> Graph {
+        let op = op_at_path(m, path);
+        // Index only the value ids this op touches: sized by the module, one build per
+        // function would cost the module's value count each time.
+        let (mut lo, mut hi, mut n) = (ValueId::MAX, 0, 0usize);
+        op.walk(&mut |o: &Op| {
+            n += 1;
+            let args = o.regions.iter().flat_map(|r| &r.blocks).flat_map(|b| &b.args);
+            for &v in o.operands.iter().chain(&o.results).chain(args) {
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+        });
+        let len = if lo <= hi { (hi - lo) as usize + 1 } else { 0 };
         let mut g = Graph {
-            defs: vec![None; m.values.len()],
-            uses: vec![Vec::new(); m.values.len()],
+            nodes: Vec::with_capacity(n),
+            defs: vec![None; len],
+            uses: vec![Vec::new(); len],
+            base: lo.min(hi),
             ..Default::default()
         };
-        g.visit(op_at_path(m, path), path.to_vec(), None);
+        g.visit(op, path.to_vec(), None);
         g.erased = vec![false; g.nodes.len()];
         g
     }
 
-    fn ensure(&mut self, v: ValueId) {
-        let v = v as usize;
-        if v >= self.defs.len() {
-            self.defs.resize(v + 1, None);
-            self.uses.resize(v + 1, Vec::new());
+    /// The slot of value `v` in `defs`/`uses`, growing them when needed.
+    fn ensure(&mut self, v: ValueId) -> usize {
+        if v < self.base {
+            // Below the first id indexed (not met when sizing): shift everything up.
+            let k = (self.base - v) as usize;
+            self.defs.splice(0..0, std::iter::repeat_n(None, k));
+            self.uses.splice(0..0, std::iter::repeat_n(Vec::new(), k));
+            self.base = v;
         }
+        let i = (v - self.base) as usize;
+        if i >= self.defs.len() {
+            self.defs.resize(i + 1, None);
+            self.uses.resize(i + 1, Vec::new());
+        }
+        i
+    }
+
+    fn slot(&self, v: ValueId) -> Option<usize> {
+        v.checked_sub(self.base).map(|i| i as usize)
     }
 
     fn visit(&mut self, op: &Op, path: Path, parent: Option<OpIdx>) -> OpIdx {
@@ -310,12 +376,12 @@ impl Graph {
         let idx = self.nodes.len();
         let operands = mlir_operands(op);
         for (i, &v) in operands.iter().enumerate() {
-            self.ensure(v);
-            self.uses[v as usize].push((idx, i));
+            let s = self.ensure(v);
+            self.uses[s].push((idx, i));
         }
         for (i, &r) in op.results.iter().enumerate() {
-            self.ensure(r);
-            self.defs[r as usize] = Some(Def::Result { op: idx, index: i });
+            let s = self.ensure(r);
+            self.defs[s] = Some(Def::Result { op: idx, index: i });
         }
         self.nodes.push(Node {
             path: path.clone(),
@@ -336,9 +402,8 @@ impl Graph {
             let mut rc = Vec::with_capacity(r.blocks.len());
             for (bi, b) in r.blocks.iter().enumerate() {
                 for (ai, &a) in b.args.iter().enumerate() {
-                    self.ensure(a);
-                    self.defs[a as usize] =
-                        Some(Def::Arg { op: idx, region: ri, block: bi, index: ai });
+                    let s = self.ensure(a);
+                    self.defs[s] = Some(Def::Arg { op: idx, region: ri, block: bi, index: ai });
                 }
                 let mut bc = Vec::with_capacity(b.ops.len());
                 for (oi, c) in b.ops.iter().enumerate() {
@@ -367,10 +432,10 @@ impl Graph {
         op_at_path_mut(m, &self.nodes[i].path)
     }
     pub fn def(&self, v: ValueId) -> Option<Def> {
-        self.defs.get(v as usize).copied().flatten()
+        self.defs.get(self.slot(v)?).copied().flatten()
     }
     pub fn uses(&self, v: ValueId) -> &[(OpIdx, usize)] {
-        self.uses.get(v as usize).map_or(&[], Vec::as_slice)
+        self.slot(v).and_then(|s| self.uses.get(s)).map_or(&[], Vec::as_slice)
     }
     /// Live uses (ops not erased).
     pub fn live_uses(&self, v: ValueId) -> impl Iterator<Item = (OpIdx, usize)> + '_ {
@@ -412,9 +477,13 @@ impl Graph {
         (1..self.nodes.len()).filter(|&i| !self.erased[i]).collect()
     }
     pub fn mesh(&self, r: &MeshRef) -> Option<Mesh> {
+        self.mesh_ref(r).cloned()
+    }
+    /// [`Graph::mesh`] without a copy.
+    pub fn mesh_ref<'s>(&'s self, r: &'s MeshRef) -> Option<&'s Mesh> {
         match r {
-            MeshRef::Symbol(s) => self.meshes.get(s).cloned(),
-            MeshRef::Inline(m) => Some(m.clone()),
+            MeshRef::Symbol(s) => self.meshes.get(s),
+            MeshRef::Inline(m) => Some(m),
         }
     }
     /// The main function: the only function, else `@main`.
@@ -561,47 +630,59 @@ impl Graph {
 
     /// The sharding of `v` (`getSharding`).
     pub fn sharding(&self, m: &Module, v: ValueId) -> Option<TensorSharding> {
+        self.sharding_ref(m, v).map(Cow::into_owned)
+    }
+
+    /// [`Graph::sharding`], borrowed from the module where it is stored as is.
+    pub fn sharding_ref<'m>(&self, m: &'m Module, v: ValueId) -> Option<Cow<'m, TensorSharding>> {
         let v = self.shardable_value(v)?;
         let owner = self.owner(v)?;
         let op = self.op(m, owner);
         let def = self.def(v)?;
         let name = op.name.as_str();
-        match name {
+        let s = match name {
             "func.func" => {
                 let Def::Arg { index, .. } = def else { return None };
-                sharding_of(op.func()?.args.get(index)?.attr("sdy.sharding"))
+                sharding_of_ref(op.func()?.args.get(index)?.attr("sdy.sharding"))
             }
             "sdy.data_flow_edge" | "sdy.sharding_constraint" | "sdy.reshard" => {
-                sharding_of(op.prop("sharding"))
+                sharding_of_ref(op.prop("sharding"))
             }
-            n if is_collective(n) => sharding_of(op.prop("out_sharding")),
-            n if is_data_flow_op(n) => self.edge_owner_sharding(m, owner, def),
+            n if is_collective(n) => sharding_of_ref(op.prop("out_sharding")),
+            n if is_data_flow_op(n) => return self.edge_owner_sharding(m, owner, def),
             _ => {
                 let Def::Result { index, .. } = def else { return None };
-                per_value_at(op.attr("sdy.sharding"), index)
+                per_value_ref(op.attr("sdy.sharding"), index)
             }
-        }
+        };
+        s.map(Cow::Borrowed)
     }
 
-    fn edge_owner_sharding(&self, m: &Module, owner: OpIdx, def: Def) -> Option<TensorSharding> {
+    fn edge_owner_sharding<'m>(
+        &self,
+        m: &'m Module,
+        owner: OpIdx,
+        def: Def,
+    ) -> Option<Cow<'m, TensorSharding>> {
         let op = self.op(m, owner);
-        match (op.name.as_str(), def) {
+        let s = match (op.name.as_str(), def) {
             ("sdy.named_computation", Def::Arg { index, .. }) => {
-                per_value_at(op.prop("in_shardings"), index)
+                per_value_ref(op.prop("in_shardings"), index)
             }
             ("sdy.named_computation", Def::Result { index, .. }) => {
-                per_value_at(op.prop("out_shardings"), index)
+                per_value_ref(op.prop("out_shardings"), index)
             }
             ("sdy.manual_computation", Def::Arg { index, .. }) => {
-                let s = per_value_at(op.prop("in_shardings"), index)?;
-                Some(erase_manual_axes(&s, &manual_axes(op)))
+                let s = per_value_ref(op.prop("in_shardings"), index)?;
+                return Some(Cow::Owned(erase_manual_axes(s, &manual_axes(op))));
             }
             ("sdy.manual_computation", Def::Result { index, .. }) => {
-                per_value_at(op.prop("out_shardings"), index)
+                per_value_ref(op.prop("out_shardings"), index)
             }
-            (_, Def::Result { index, .. }) => per_value_at(op.attr("sdy.sharding"), index),
+            (_, Def::Result { index, .. }) => per_value_ref(op.attr("sdy.sharding"), index),
             _ => None,
-        }
+        };
+        s.map(Cow::Borrowed)
     }
 
     /// Sets the sharding of `v` (`setSharding`); a no-op for values that cannot hold
@@ -736,7 +817,15 @@ impl Graph {
         func: OpIdx,
         index: usize,
     ) -> Option<TensorSharding> {
-        sharding_of(self.op(m, func).func()?.results.get(index)?.attr("sdy.sharding"))
+        self.func_result_sharding_ref(m, func, index).cloned()
+    }
+    pub fn func_result_sharding_ref<'m>(
+        &self,
+        m: &'m Module,
+        func: OpIdx,
+        index: usize,
+    ) -> Option<&'m TensorSharding> {
+        sharding_of_ref(self.op(m, func).func()?.results.get(index)?.attr("sdy.sharding"))
     }
     pub fn set_func_result_sharding(
         &self,
@@ -752,17 +841,27 @@ impl Graph {
 }
 
 pub fn sharding_of(a: Option<&Attr>) -> Option<TensorSharding> {
+    sharding_of_ref(a).cloned()
+}
+
+/// [`sharding_of`] without a copy.
+pub fn sharding_of_ref(a: Option<&Attr>) -> Option<&TensorSharding> {
     match a {
-        Some(Attr::Sharding(s)) => Some(s.clone()),
-        Some(Attr::PerValue(v)) if v.len() == 1 => Some(v[0].clone()),
+        Some(Attr::Sharding(s)) => Some(s),
+        Some(Attr::PerValue(v)) if v.len() == 1 => Some(&v[0]),
         _ => None,
     }
 }
 
 /// Entry `index` of a per-value sharding list (the others are not copied).
 pub fn per_value_at(a: Option<&Attr>, index: usize) -> Option<TensorSharding> {
+    per_value_ref(a, index).cloned()
+}
+
+/// [`per_value_at`] without a copy.
+pub fn per_value_ref(a: Option<&Attr>, index: usize) -> Option<&TensorSharding> {
     match a {
-        Some(Attr::PerValue(v)) => v.get(index).cloned(),
+        Some(Attr::PerValue(v)) => v.get(index),
         _ => None,
     }
 }

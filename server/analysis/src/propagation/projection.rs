@@ -236,13 +236,27 @@ impl Projection {
         mesh: &Mesh,
         closed_if_missing: bool,
     ) -> Projection {
-        let proj = |ms: &[TensorMapping], ss: &[Option<TensorSharding>]| {
+        fn refs(ss: &[Option<TensorSharding>]) -> Vec<Option<&TensorSharding>> {
+            ss.iter().map(Option::as_ref).collect()
+        }
+        Projection::build_refs(&refs(operands), &refs(results), rule, mesh, closed_if_missing)
+    }
+
+    /// [`Projection::build`] from borrowed shardings.
+    pub fn build_refs(
+        operands: &[Option<&TensorSharding>],
+        results: &[Option<&TensorSharding>],
+        rule: &OpShardingRule,
+        mesh: &Mesh,
+        closed_if_missing: bool,
+    ) -> Projection {
+        let proj = |ms: &[TensorMapping], ss: &[Option<&TensorSharding>]| {
             ms.iter()
                 .enumerate()
                 .map(|(i, m)| {
                     project_tensor(
                         m,
-                        ss.get(i).and_then(Option::as_ref),
+                        ss.get(i).copied().flatten(),
                         &rule.factor_sizes,
                         mesh,
                         closed_if_missing,

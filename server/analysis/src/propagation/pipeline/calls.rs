@@ -265,20 +265,17 @@ fn remove_data_flow_edges(m: &mut Module, values: &[ValueId]) {
     let g = Graph::build(m);
     let mut map: HashMap<ValueId, ValueId> = HashMap::new();
     let mut paths: Vec<Path> = Vec::new();
+    let mut seen: HashSet<OpIdx> = HashSet::new();
     for &v in values {
         let Some((u, _)) = g.live_uses(v).next() else { continue };
-        if g.nodes[u].name != "sdy.data_flow_edge" || paths.contains(&g.nodes[u].path) {
+        if g.nodes[u].name != "sdy.data_flow_edge" || !seen.insert(u) {
             continue;
         }
         map.insert(g.nodes[u].results[0], v);
         paths.push(g.nodes[u].path.clone());
     }
     super::super::edges::replace_uses_through(m, &map);
-    paths.sort();
-    for p in paths.into_iter().rev() {
-        let Some((last, parent)) = p.split_last() else { continue };
-        op_at_path_mut(m, parent).regions[last.0].blocks[last.1].ops.remove(last.2);
-    }
+    remove_ops(m, paths);
 }
 
 /// `sdy-export-named-computations`.

@@ -67,12 +67,7 @@ pub fn constant_or_scalar_merger(m: &mut Module) {
             }
         }
     });
-    let mut paths: Vec<Path> = dups.iter().map(|&i| g.nodes[i].path.clone()).collect();
-    paths.sort();
-    for p in paths.into_iter().rev() {
-        let Some((last, parent)) = p.split_last() else { continue };
-        op_at_path_mut(m, parent).regions[last.0].blocks[last.1].ops.remove(last.2);
-    }
+    remove_ops(m, dups.iter().map(|&i| g.nodes[i].path.clone()));
 }
 
 /// `sdy-remove-sharding-groups`.

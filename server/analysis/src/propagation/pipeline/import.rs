@@ -658,13 +658,7 @@ fn split_region(m: &mut Module, path: &[(usize, usize, usize)], r: usize, cx: &m
         erased.insert(i);
         erased.extend(users);
     }
-    let mut paths: Vec<Path> = erased.iter().map(|&i| g.nodes[i].path.clone()).collect();
-    paths.sort();
-    paths.dedup();
-    for p in paths.into_iter().rev() {
-        let (last, parent) = p.split_last().expect("non-root");
-        op_at_path_mut(m, parent).regions[last.0].blocks[last.1].ops.remove(last.2);
-    }
+    remove_ops(m, erased.iter().map(|&i| g.nodes[i].path.clone()));
     op_at_path_mut(m, path).walk_mut(&mut |op: &mut Op| {
         op.remove_attr("__split_id");
     });
@@ -897,11 +891,6 @@ pub fn sharding_group_import(m: &mut Module) -> Result<(), (Option<u32>, String)
     for (o, id) in new_ids {
         g.op_mut(m, o).set_prop("group_id", Attr::Int { value: id as i128, ty: "i64".into() });
     }
-    let mut paths: Vec<Path> = erase.iter().map(|&o| g.nodes[o].path.clone()).collect();
-    paths.sort();
-    for p in paths.into_iter().rev() {
-        let (last, par) = p.split_last().expect("non-root");
-        op_at_path_mut(m, par).regions[last.0].blocks[last.1].ops.remove(last.2);
-    }
+    remove_ops(m, erase.iter().map(|&o| g.nodes[o].path.clone()));
     Ok(())
 }
