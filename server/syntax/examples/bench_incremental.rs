@@ -1,16 +1,18 @@
 //! Full-parse throughput and incremental edit latency on a file.
 //!
 //! ```text
-//! cargo run --release -p sdy-syntax --example bench_incremental -- FILE [--split] [--check] [--runs N]
+//! cargo run --release -p sdy-syntax --example bench_incremental -- FILE [--split] [--check] [--runs N] [--parse-only] [--thp]
 //! ```
 //!
 //! Prints the lex+parse throughput of FILE: the first parse of the process (fresh memory,
-//! what opening a file in a new server costs) and the minimum and median over N more runs,
-//! by wall clock and by the thread's CPU time (which a loaded machine inflates less), with
-//! the load average; then the median and p95 latency of one-character edits
+//! what opening a file in a new server costs, with its page faults) and the minimum and
+//! median over N more runs (default 9), by wall clock and by the thread's CPU time (which a
+//! loaded machine inflates less), with the load average; then (unless `--parse-only`, which
+//! is meant for profilers) the median and p95 latency of one-character edits
 //! (`Document::apply_edit`: re-lex, re-parse, splice) at 200 positions spread through the
 //! middle half of the file: inserting a space, deleting it again, and replacing a digit.
 //! `--check` compares the final tree with a fresh parse. Freeing a tree is timed apart.
+//! Transparent huge pages are off, as in the sdy-lsp binary; `--thp` leaves them on.
 //!
 //! Instructions per MB (no hardware counters in a VM) come from callgrind:
 //! `valgrind --tool=callgrind --toggle-collect='sdy_syntax::parser::parse_top_level'
@@ -28,32 +30,54 @@ const POSITIONS: usize = 200;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // As the binary does (see `disable_transparent_huge_pages` in sdy-lsp's main.rs):
+    // huge pages make the first parse slower; `--thp` keeps them, to compare.
+    let thp = args.iter().any(|a| a == "--thp");
+    #[cfg(target_os = "linux")]
+    if !thp {
+        // SAFETY: PR_SET_THP_DISABLE only sets a flag of the calling process.
+        unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
+    }
     let Some(path) = args.iter().find(|a| !a.starts_with("--")) else {
-        eprintln!("usage: bench_incremental FILE [--split] [--check]");
+        eprintln!(
+            "usage: bench_incremental FILE [--split] [--check] [--runs N] [--parse-only] [--thp]"
+        );
         std::process::exit(2);
     };
     let split = args.iter().any(|a| a == "--split");
     let runs: usize = match args.iter().position(|a| a == "--runs") {
-        Some(i) => args.get(i + 1).and_then(|n| n.parse().ok()).unwrap_or(5),
-        None => 5,
-    };
+        Some(i) => args.get(i + 1).and_then(|n| n.parse().ok()).unwrap_or(9),
+        None => 9,
+    }
+    .max(1);
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let mb = text.len() as f64 / 1e6;
-    println!("{path}: {:.2} MB, {} lines; load average {}", mb, text.lines().count(), loadavg());
+    println!(
+        "{path}: {:.2} MB, {} lines; load average {}; transparent huge pages {}",
+        mb,
+        text.lines().count(),
+        loadavg(),
+        if thp { "allowed (--thp)" } else { "off, as in sdy-lsp" }
+    );
 
     // Full parse: the parser alone (freeing the tree not counted), and a whole Document
     // (rope and bookkeeping too).
+    let faults = minor_faults();
     let first = timed(|| parser::parse_top_level(&text));
+    let first_faults = minor_faults() - faults;
     let (mut wall, mut cpu, mut free) = (Vec::new(), Vec::new(), Vec::new());
+    let mut faults = Vec::new();
     for _ in 0..runs {
+        let before = minor_faults();
         let t = timed(|| parser::parse_top_level(&text));
+        faults.push(minor_faults() - before);
         wall.push(t.wall);
         cpu.push(t.cpu);
         free.push(timed(|| drop(t.value)).wall);
     }
     let rate = |d: Duration| mb / d.as_secs_f64();
     println!(
-        "full lex+parse, first run:  {:>8.2} ms  {:>7.1} MB/s  (cpu {:.2} ms, {:.1} MB/s)",
+        "full lex+parse, first run:  wall {:>8.2} ms {:>7.1} MB/s   cpu {:>8.2} ms {:>7.1} MB/s  ({first_faults} page faults)",
         ms(first.wall),
         rate(first.wall),
         ms(first.cpu),
@@ -70,7 +94,15 @@ fn main() {
             rate(med),
         );
     }
-    println!("freeing the tree: median {:.2} ms", ms(median(free)));
+    faults.sort();
+    println!(
+        "page faults per later run: median {}; freeing the tree: median {:.2} ms",
+        faults[faults.len() / 2],
+        ms(median(free))
+    );
+    if args.iter().any(|a| a == "--parse-only") {
+        return;
+    }
     let new = median(
         (0..runs.min(3))
             .map(|_| timed(|| Document::new(&text, split).chunks().len()).wall)
@@ -161,6 +193,14 @@ fn thread_cpu_time() -> Duration {
     // SAFETY: `ts` is a valid timespec to write to.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Minor page faults of the calling thread so far.
+fn minor_faults() -> i64 {
+    // SAFETY: an all-zero rusage is valid, and `getrusage` only writes to it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    ru.ru_minflt
 }
 
 fn loadavg() -> String {

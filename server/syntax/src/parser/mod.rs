@@ -71,6 +71,8 @@ pub struct Parser<'s> {
     /// last), so that each is stored at its exact size.
     attr_scratch: Vec<crate::tree::Attr>,
     named_scratch: Vec<crate::tree::NamedAttr>,
+    /// Ops of the blocks being read (innermost last), likewise.
+    child_scratch: Vec<Child>,
     /// Whether the last emitted error started a new failure (for `chained`).
     in_failure: bool,
 }
@@ -98,6 +100,7 @@ impl<'s> Parser<'s> {
             strings: rustc_hash::FxHashMap::default(),
             attr_scratch: Vec::new(),
             named_scratch: Vec::new(),
+            child_scratch: Vec::new(),
             in_failure: false,
         };
         p.refill();
@@ -424,50 +427,69 @@ impl<'s> Parser<'s> {
             }
         };
         self.bump();
-        // Fast path: most groups (`loc(#loc3)`, `<16x128xf32>`) hold no bracket. Their
-        // tokens are looked over in the window and the cursor jumps past the closer; at a
-        // nested bracket or the end of the window the general loop takes over from there.
-        let mut i = self.cur;
-        while let Some(t) = self.toks.get(i) {
-            if t.kind == close {
-                self.jump_to(i + 1);
-                return;
-            }
-            if is_bracket(t.kind) || t.kind == TokenKind::Eof {
-                break;
-            }
-            i += 1;
-        }
-        self.jump_to(i);
-        let mut stack: smallvec::SmallVec<[TokenKind; 16]> = smallvec::smallvec![close];
-        while let Some(&want) = stack.last() {
-            if self.at_eof() {
-                return;
-            }
-            let k = self.kind();
-            if k == want {
-                stack.pop();
-            } else {
-                match k {
-                    TokenKind::LParen => stack.push(TokenKind::RParen),
-                    TokenKind::LBracket => stack.push(TokenKind::RBracket),
-                    TokenKind::LBrace => stack.push(TokenKind::RBrace),
-                    TokenKind::Less if open == TokenKind::Less || want == TokenKind::Greater => {
-                        stack.push(TokenKind::Greater)
-                    }
-                    // A closer of an outer group: the group was not closed; stop here.
-                    TokenKind::RParen | TokenKind::RBracket | TokenKind::RBrace
-                        if stack.contains(&k) =>
-                    {
-                        while stack.last() != Some(&k) {
-                            stack.pop();
+        // The tokens are looked over in the lexed window, the cursor left in place, and it
+        // jumps once past the closer (or to where the window ends, then the next part of
+        // the window is looked over): most groups (`loc(#loc3)`, `<16x128xf32>`,
+        // `loc("name"(#loc3))`) are skipped without stepping the cursor token by token.
+        // The closer wanted next, and those of the enclosing groups opened since.
+        let mut want = close;
+        let mut outer: smallvec::SmallVec<[TokenKind; 16]> = smallvec::SmallVec::new();
+        loop {
+            let mut i = self.cur;
+            while let Some(t) = self.toks.get(i) {
+                let k = t.kind;
+                i += 1;
+                let closed = if k == want {
+                    true
+                } else {
+                    match k {
+                        TokenKind::Eof => {
+                            self.jump_to(i - 1);
+                            return;
                         }
-                        stack.pop();
+                        TokenKind::LParen | TokenKind::LBracket | TokenKind::LBrace => {
+                            outer.push(want);
+                            want = match k {
+                                TokenKind::LParen => TokenKind::RParen,
+                                TokenKind::LBracket => TokenKind::RBracket,
+                                _ => TokenKind::RBrace,
+                            };
+                            false
+                        }
+                        TokenKind::Less
+                            if open == TokenKind::Less || want == TokenKind::Greater =>
+                        {
+                            outer.push(want);
+                            want = TokenKind::Greater;
+                            false
+                        }
+                        // A closer of an outer group: the groups inside it were not closed;
+                        // it closes them and itself.
+                        TokenKind::RParen | TokenKind::RBracket | TokenKind::RBrace
+                            if outer.contains(&k) =>
+                        {
+                            while let Some(w) = outer.pop() {
+                                if w == k {
+                                    break;
+                                }
+                            }
+                            true
+                        }
+                        _ => false,
                     }
-                    _ => {}
+                };
+                if closed {
+                    match outer.pop() {
+                        Some(w) => want = w,
+                        None => {
+                            self.jump_to(i);
+                            return;
+                        }
+                    }
                 }
             }
-            self.bump();
+            // The window ends inside the group: move there (which lexes more) and go on.
+            self.jump_to(i);
         }
     }
 }

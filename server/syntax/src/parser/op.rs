@@ -380,6 +380,23 @@ impl Parser<'_> {
     }
 
     fn parse_region_inner(&mut self, entry_args: Vec<BlockArg>) -> Option<Region> {
+        // A block's ops are gathered on a scratch stack shared by nested regions, so each
+        // block's list is allocated once, at its exact size (a function body holds tens of
+        // thousands of ops: growing it by doubling copies them over and over).
+        let mark = self.child_scratch.len();
+        let region = self.region_blocks(entry_args, mark);
+        self.child_scratch.truncate(mark);
+        region
+    }
+
+    /// The ops gathered on the scratch stack from `mark` on, in a list of their own.
+    fn take_children(&mut self, mark: usize) -> Vec<Child> {
+        let mut ops = Vec::with_capacity(self.child_scratch.len().saturating_sub(mark));
+        ops.extend(self.child_scratch.drain(mark..));
+        ops
+    }
+
+    fn region_blocks(&mut self, entry_args: Vec<BlockArg>, mark: usize) -> Option<Region> {
         let open = self.expect(TokenKind::LBrace, "'{'")?;
         let mut blocks = vec![Block { label: None, args: entry_args, ops: Vec::new() }];
         loop {
@@ -396,19 +413,24 @@ impl Parser<'_> {
                 let label = Name { text: self.text(label_tok).into(), span: self.rel(label_tok) };
                 let args = if self.at(TokenKind::LParen) { self.block_args()? } else { Vec::new() };
                 self.expect(TokenKind::Colon, "':'")?;
-                let reuse =
-                    blocks.len() == 1 && blocks[0].ops.is_empty() && blocks[0].label.is_none();
+                let reuse = blocks.len() == 1
+                    && self.child_scratch.len() == mark
+                    && blocks[0].label.is_none();
                 if reuse {
                     blocks[0].label = Some(label);
                     blocks[0].args.extend(args);
                 } else {
+                    let ops = self.take_children(mark);
+                    blocks.last_mut().expect("a region has a block").ops = ops;
                     blocks.push(Block { label: Some(label), args, ops: Vec::new() });
                 }
                 continue;
             }
             let child = self.statement(true)?;
-            blocks.last_mut().expect("a region has a block").ops.push(child);
+            self.child_scratch.push(child);
         }
+        let ops = self.take_children(mark);
+        blocks.last_mut().expect("a region has a block").ops = ops;
         Some(Region { span: self.rel_from(open.start), blocks })
     }
 
