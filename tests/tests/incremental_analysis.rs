@@ -4,6 +4,9 @@
 //! `ChunkAnalysis::update`; after each, the model and the diagnostics must equal those
 //! of a fresh analysis of the new tree, and the diagnostics those of `analyze_chunk`.
 //!
+//! Some updates cover several edits at once, as in the server when edits arrive while
+//! it is busy.
+//!
 //! `SDY_INCREMENTAL_EDITS=<n>` sets the edits per input (default 150).
 
 use sdy_analysis::{analyze_chunk, analyze_chunk_incremental, ChunkAnalysis};
@@ -292,6 +295,11 @@ fn run(name: &str, text: &str, seed: u64, edits: usize, counts: &mut Counts) {
         }
         doc.apply_edit(range.clone(), &insert);
         counts.edits += 1;
+        if step + 1 < edits && rng.chance(30) {
+            // Several edits in one update, as the server sees them when they arrive
+            // while it is busy (it analyses only the newest text).
+            continue;
+        }
         let old: Vec<Option<ChunkAnalysis>> = std::mem::take(&mut analyses);
         let mut old = old.into_iter();
         let same_chunks = doc.chunks().len();

@@ -59,7 +59,23 @@ impl ChunkAnalysis {
     /// re-parse leaves them): equal to a fresh [`analyze_chunk_incremental`], redoing
     /// only what the edit can affect.
     pub fn update(self, src: &str, chunk: &Chunk) -> (ChunkAnalysis, incremental::UpdateStats) {
+        incremental::update(self, src, chunk.clone())
+    }
+
+    /// [`ChunkAnalysis::update`] taking the tree: the analysis keeps it without a copy
+    /// (the top-level list of a real export has tens of thousands of `#loc` aliases, and
+    /// each copy is an atomic increment per entry, and a decrement when dropped).
+    pub fn update_owned(
+        self,
+        src: &str,
+        chunk: Chunk,
+    ) -> (ChunkAnalysis, incremental::UpdateStats) {
         incremental::update(self, src, chunk)
+    }
+
+    /// The tree analysed (chunk-relative), if the analysis keeps what updates need.
+    pub fn tree(&self) -> Option<&Chunk> {
+        incremental::tree(self)
     }
 
     /// Where the text of `chunk`, an edited version of the chunk analysed, differs:

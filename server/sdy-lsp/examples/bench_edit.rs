@@ -39,32 +39,39 @@ fn main() {
     let mut text = read(&path);
     println!("{path}: {:.2} MB", text.len() as f64 / 1e6);
 
-    let t = Instant::now();
+    let t = Clock::now();
     let mut doc = Document::new(&text, false);
     let t_parse = t.elapsed();
+    let rss_parse = rss();
     let chunk = relative(&doc);
-    let t = Instant::now();
+    let t = Clock::now();
     let mut analysis = sdy_analysis::analyze_chunk_incremental(&text, &chunk);
     let t_fresh = t.elapsed();
-    let t = Instant::now();
+    let rss_analysis = rss();
+    let t = Clock::now();
     let plain = sdy_analysis::analyze_chunk(&text, &chunk);
     let t_plain = t.elapsed();
     drop(plain);
     println!(
-        "parse {:.1} ms, fresh analysis {:.1} ms (keeping incremental state; {:.1} ms without), {} diagnostics",
-        ms(t_parse),
-        ms(t_fresh),
-        ms(t_plain),
+        "parse {}, fresh analysis {} (keeping incremental state; {} without), {} diagnostics",
+        t_parse,
+        t_fresh,
+        t_plain,
         analysis.diagnostics.len()
     );
 
+    println!(
+        "RSS: {rss_parse} after the parse (text, tree), {rss_analysis} with the analysis (model, diagnostics, incremental state)"
+    );
     println!("sizes: {:?}", sdy_analysis::incremental::sizes(&analysis));
     let spots = spots(&text, edits, &kind);
     let mut times = Vec::new();
+    let mut cpu_times = Vec::new();
     let mut fresh = 0;
     let mut rechecked = 0;
     for (at, insert) in spots {
         let t = Instant::now();
+        let c = cpu_time();
         doc.apply_edit(at..at, insert);
         text.insert_str(at, insert);
         let chunk = relative(&doc);
@@ -73,6 +80,7 @@ fn main() {
         // As the server does: the replaced trees are freed after the diagnostics are out.
         let garbage = analysis.take_garbage();
         times.push(t.elapsed());
+        cpu_times.push(cpu_time() - c);
         drop(garbage);
         fresh += stats.fresh.is_some() as usize;
         rechecked += stats.rechecked;
@@ -87,18 +95,67 @@ fn main() {
             );
         }
     }
-    let mut sorted = times.clone();
-    sorted.sort();
-    let pct =
-        |p: f64| sorted[((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1];
+    if times.is_empty() {
+        return;
+    }
+    let stats = |mut sorted: Vec<Duration>| {
+        sorted.sort();
+        let pct = |p: f64| {
+            ms(sorted[((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1])
+        };
+        format!("p50 {:.2} ms, p95 {:.2} ms, max {:.2} ms", pct(0.5), pct(0.95), pct(1.0))
+    };
     println!(
-        "{} {kind} edits: update p50 {:.2} ms, p95 {:.2} ms, max {:.2} ms; {fresh} fresh; {rechecked} ops rechecked besides the edited ones; {} diagnostics",
+        "{} {kind} edits (re-parse + update): wall {}; cpu {}; {fresh} fresh; {rechecked} ops rechecked besides the edited ones; {} diagnostics",
         times.len(),
-        ms(pct(0.5)),
-        ms(pct(0.95)),
-        ms(*sorted.last().unwrap_or(&Duration::ZERO)),
+        stats(times),
+        stats(cpu_times),
         analysis.diagnostics.len()
     );
+}
+
+/// The process's resident and peak resident set size (Linux).
+fn rss() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        let line = status.lines().find(|l| l.starts_with(name));
+        let kb: u64 = line.and_then(|l| l.split_whitespace().nth(1)?.parse().ok()).unwrap_or(0);
+        kb / 1024
+    };
+    format!("{} MB (peak {} MB)", field("VmRSS:"), field("VmHWM:"))
+}
+
+/// Wall and CPU time (of the whole process: the analysis of big modules uses two
+/// threads) since a start.
+struct Clock(Instant, Duration);
+
+impl Clock {
+    fn now() -> Clock {
+        Clock(Instant::now(), cpu_time())
+    }
+    fn elapsed(&self) -> String {
+        format!("{:.1} ms (cpu {:.1} ms)", ms(self.0.elapsed()), ms(cpu_time() - self.1))
+    }
+}
+
+/// The process's user + system CPU time (`getrusage`; zero where it fails).
+fn cpu_time() -> Duration {
+    #[repr(C)]
+    struct Rusage {
+        utime: [i64; 2],
+        stime: [i64; 2],
+        rest: [i64; 14],
+    }
+    extern "C" {
+        fn getrusage(who: i32, usage: *mut Rusage) -> i32;
+    }
+    let mut r = Rusage { utime: [0; 2], stime: [0; 2], rest: [0; 14] };
+    // SAFETY: `r` has the layout of `struct rusage` on 64-bit Linux; RUSAGE_SELF = 0.
+    if unsafe { getrusage(0, &mut r) } != 0 {
+        return Duration::ZERO;
+    }
+    let us = |t: [i64; 2]| Duration::from_micros((t[0] * 1_000_000 + t[1]).max(0) as u64);
+    us(r.utime) + us(r.stime)
 }
 
 /// The document's single chunk, positions relative to it (as the server analyses it).

@@ -148,17 +148,22 @@ pub fn analyze(src: &str, chunk: &Chunk, keep: bool) -> ChunkAnalysis {
     ChunkAnalysis { model, diagnostics, state: Some(Box::new(state)) }
 }
 
+/// See [`ChunkAnalysis::tree`].
+pub fn tree(a: &ChunkAnalysis) -> Option<&Chunk> {
+    a.state.as_ref().map(|s| &s.chunk)
+}
+
 /// The analysis of `chunk` (text `src`), an edited version of the chunk `old` analysed.
-pub fn update(old: ChunkAnalysis, src: &str, chunk: &Chunk) -> (ChunkAnalysis, UpdateStats) {
+pub fn update(old: ChunkAnalysis, src: &str, chunk: Chunk) -> (ChunkAnalysis, UpdateStats) {
     let fresh =
-        |why| (analyze(src, chunk, true), UpdateStats { fresh: Some(why), ..Default::default() });
+        |why| (analyze(src, &chunk, true), UpdateStats { fresh: Some(why), ..Default::default() });
     let ChunkAnalysis { mut model, mut diagnostics, state } = old;
     let Some(mut state) = state else { return fresh("no incremental state") };
-    if same_tree(&state.chunk, chunk) {
+    if same_tree(&state.chunk, &chunk) {
         let stats = UpdateStats::default();
         return (ChunkAnalysis { model, diagnostics, state: Some(state) }, stats);
     }
-    let Some(edit) = diff::find(&state.chunk, state.module, chunk, &model) else {
+    let Some(edit) = diff::find(&state.chunk, state.module, &chunk, &model) else {
         return fresh("trees differ");
     };
     let patch = Edit {
@@ -189,14 +194,14 @@ pub fn update(old: ChunkAnalysis, src: &str, chunk: &Chunk) -> (ChunkAnalysis, U
     syntax_diags::error_sites(&edit.new, edit.base, &mut new_sites);
     let at = sites.partition_point(|&s| s < edit.from);
     sites.splice(at..at, new_sites);
-    let mut diagnostics = syntax_diags::syntax_diagnostics_at(chunk, &sites);
+    let mut diagnostics = syntax_diags::syntax_diagnostics_at(&chunk, &sites);
     state.sites = sites;
     state.syntax = diagnostics.len();
     state.module = edit.module;
-    let old_chunk = std::mem::replace(&mut state.chunk, chunk.clone());
+    let old_chunk = std::mem::replace(&mut state.chunk, chunk);
     state.garbage = Garbage(vec![Box::new(old_chunk), Box::new(std::mem::take(&mut p.old_nodes))]);
     let mut verified = state.reverify(&model, src, &p, &edit, verified, &mut stats);
-    state.add_strings(&model, src, chunk, &mut verified);
+    state.add_strings(&model, src, &state.chunk, &mut verified);
     state.store(verified, &mut diagnostics);
     (ChunkAnalysis { model, diagnostics, state: Some(state) }, stats)
 }

@@ -36,6 +36,9 @@ impl Model {
         m.index_children();
         m.group_keys = group_keys(&m.values);
         let mut r = Resolver::new(&m);
+        // Sized up front: growing these tables copies them and faults in fresh pages.
+        r.names.reserve(m.values.len());
+        r.out.links.reserve(m.values.len() * 2);
         r.module_body();
         let resolved = r.out;
         m.apply(resolved);

@@ -53,6 +53,11 @@ impl<'a> Names<'a> {
         }
     }
 
+    /// Room for `n` bindings.
+    pub(super) fn reserve(&mut self, n: usize) {
+        self.undo.reserve(n);
+    }
+
     /// A mark to leave a region with.
     pub(super) fn mark(&self) -> usize {
         self.undo.len()

@@ -15,10 +15,11 @@
 
 use super::position::{LineIndex, PositionEncoding, Text};
 use ropey::Rope;
+use sdy_analysis::ide::strings::sites;
 use sdy_analysis::incremental::{Garbage, UpdateStats};
 use sdy_analysis::query;
 use sdy_analysis::ChunkAnalysis;
-use sdy_syntax::tree::{Child, Chunk};
+use sdy_syntax::tree::{Child, Chunk, Op};
 use sdy_syntax::Span;
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
@@ -28,13 +29,14 @@ pub const TEST_PANIC_MARKER: &str = "sdy-lsp-test-panic";
 
 /// The analysis of one chunk, positions relative to the chunk's start.
 pub struct ChunkResult {
-    /// The chunk's top-level ops (the identity of the analysed text).
-    top: Vec<Child>,
     /// The chunk's text.
     pub src: Arc<String>,
     pub analysis: ChunkAnalysis,
     /// Built on the first position query.
     index: OnceLock<query::Index>,
+    /// Which of `top` is the explicit `module`, found on first use (a scan of the
+    /// top-level statements: tens of thousands of `#loc` aliases in real exports).
+    module: OnceLock<Option<usize>>,
 }
 
 impl ChunkResult {
@@ -49,7 +51,12 @@ impl ChunkResult {
             panic!("analysis panic requested by the test marker");
         }
         let analysis = sdy_analysis::analyze_chunk_incremental(&src, &relative(chunk));
-        ChunkResult { top: chunk.top.clone(), src: Arc::new(src), analysis, index: OnceLock::new() }
+        ChunkResult {
+            src: Arc::new(src),
+            analysis,
+            index: OnceLock::new(),
+            module: OnceLock::new(),
+        }
     }
 
     /// The analysis of `chunk` of `rope` from `base`, the analysis of an earlier version
@@ -75,6 +82,23 @@ impl ChunkResult {
                 let new_to = (to as i64 + delta) as usize;
                 let piece: Cow<str> = rope.byte_slice(at + from as usize..at + new_to).into();
                 src.replace_range(from as usize..to as usize, &piece);
+                // The trees tell where statements changed, not where the text between
+                // them did: edits analysed at once can change whitespace or a comment
+                // elsewhere and keep its length. The text is compared (a memcmp), and
+                // such an update is done afresh.
+                if !same_text(&src, rope, chunk) {
+                    drop(analysis);
+                    let stats = UpdateStats {
+                        fresh: Some("text changed between the statements"),
+                        ..UpdateStats::default()
+                    };
+                    let text = chunk_text(rope, chunk);
+                    return (
+                        ChunkResult::with_text(text, chunk, test_hooks),
+                        stats,
+                        Garbage::default(),
+                    );
+                }
                 src
             }
             _ => chunk_text(rope, chunk),
@@ -82,13 +106,14 @@ impl ChunkResult {
         if test_hooks && src.contains(TEST_PANIC_MARKER) {
             panic!("analysis panic requested by the test marker");
         }
-        let (mut analysis, stats) = analysis.update(&src, &relative);
+        // The analysis keeps the tree (the identity of the analysed text).
+        let (mut analysis, stats) = analysis.update_owned(&src, relative);
         let garbage = analysis.take_garbage();
         let result = ChunkResult {
-            top: chunk.top.clone(),
             src: Arc::new(src),
             analysis,
             index: OnceLock::new(),
+            module: OnceLock::new(),
         };
         (result, stats, garbage)
     }
@@ -100,14 +125,15 @@ impl ChunkResult {
             (Some(a), Some(b)) => Arc::ptr_eq(&a.op, &b.op),
             _ => false,
         };
-        same(self.top.first(), chunk.top.first()) || same(self.top.last(), chunk.top.last())
+        let top = self.top();
+        same(top.first(), chunk.top.first()) || same(top.last(), chunk.top.last())
     }
 
     /// Whether this is the analysis of `chunk` (same top-level ops at the same offsets).
     pub fn is_for(&self, chunk: &Chunk) -> bool {
-        self.top.len() == chunk.top.len()
-            && self
-                .top
+        let top = self.top();
+        top.len() == chunk.top.len()
+            && top
                 .iter()
                 .zip(&chunk.top)
                 .all(|(a, b)| a.offset == b.offset && Arc::ptr_eq(&a.op, &b.op))
@@ -118,10 +144,21 @@ impl ChunkResult {
         self.index.get_or_init(|| query::Index::new(&self.analysis.model))
     }
 
+    /// The chunk's explicit `module` op and its chunk-relative start
+    /// (`ide::strings::sites::module_of`), found once.
+    pub fn module(&self) -> Option<(u32, &Op)> {
+        let i = *self.module.get_or_init(|| {
+            let (start, op) = sites::module_of(0, self.top())?;
+            self.top().iter().position(|c| c.offset == start && std::ptr::eq(&*c.op, op))
+        });
+        let c = self.top().get(i?)?;
+        Some((c.offset, &c.op))
+    }
+
     /// The chunk's top-level statements, offsets chunk-relative (alias definitions, the
     /// resource section and an explicit `module` are not in the model).
     pub fn top(&self) -> &[Child] {
-        &self.top
+        self.analysis.tree().map_or(&[], |c| &c.top)
     }
 
     /// The text of a chunk-relative span.
@@ -181,6 +218,20 @@ fn chunk_text(rope: &Rope, chunk: &Chunk) -> String {
         src.push_str(piece);
     }
     src
+}
+
+/// Whether `src` is the text of `chunk` of `rope`.
+fn same_text(src: &str, rope: &Rope, chunk: &Chunk) -> bool {
+    let range = chunk.span.start as usize..chunk.span.end as usize;
+    if src.len() != range.len() {
+        return false;
+    }
+    let mut at = 0;
+    rope.byte_slice(range).chunks().all(|piece| {
+        let same = src.as_bytes().get(at..at + piece.len()) == Some(piece.as_bytes());
+        at += piece.len();
+        same
+    })
 }
 
 /// `chunk` with positions relative to its start, as it is analysed.

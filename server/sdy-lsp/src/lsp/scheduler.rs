@@ -155,6 +155,7 @@ pub fn start(cx: WorkerCtx) -> std::io::Result<std::thread::JoinHandle<()>> {
 /// publishes.
 fn run(cx: &WorkerCtx, mut job: Job) {
     let t0 = Instant::now();
+    let cpu0 = cx.config.get().is_some_and(|c| c.trace_timing).then(cpu_time).flatten();
     // Results this revision can reuse as they are; the others are the bases the changed
     // chunks are updated from (freed when none takes them).
     let mut bases = std::mem::take(&mut job.cache);
@@ -222,7 +223,7 @@ fn run(cx: &WorkerCtx, mut job: Job) {
     let current = cx.docs.store(&job, Some(analyzed.clone()), Vec::new());
     cx.sched.done();
     if !current {
-        drop((bases, garbage));
+        drop_later(Box::new((bases, garbage)));
         return; // outdated: requests sent against it may use it; never published
     }
     let config = cx.config.get().cloned().unwrap_or_default();
@@ -234,8 +235,12 @@ fn run(cx: &WorkerCtx, mut job: Job) {
         cx.out.send(Outgoing::Diagnostics { uri, version: job.version, rev: job.rev, items });
     }
     if config.trace_timing {
+        let cpu = match (cpu0, cpu_time()) {
+            (Some(a), Some(b)) => format!(" (process cpu {:.1} ms)", (b - a).as_secs_f64() * 1e3),
+            _ => String::new(),
+        };
         eprintln!(
-            "sdy-lsp: {} rev {}: analysed {analysed} of {} chunks in {:.1} ms{}, queued diagnostics at {:.1} ms",
+            "sdy-lsp: {} rev {}: analysed {analysed} of {} chunks in {:.1} ms{}, queued diagnostics at {:.1} ms{cpu}",
             job.uri,
             job.rev,
             job.chunks.len(),
@@ -244,8 +249,54 @@ fn run(cx: &WorkerCtx, mut job: Job) {
             t0.elapsed().as_secs_f64() * 1e3
         );
     }
-    // Unused bases and what the updates replaced go last, off the path to diagnostics.
-    drop((bases, garbage));
+    // Unused bases and what the updates replaced are freed on another thread: walking
+    // big child lists takes a few ms, which the next edit would otherwise wait for.
+    drop_later(Box::new((bases, garbage)));
+}
+
+/// Frees `x` on a background thread (at once if it cannot be started).
+fn drop_later(x: Box<dyn Send>) {
+    static DROPPER: Mutex<Option<std::sync::mpsc::Sender<Box<dyn Send>>>> = Mutex::new(None);
+    let mut tx = DROPPER.lock().unwrap_or_else(|e| e.into_inner());
+    if tx.is_none() {
+        let (send, recv) = std::sync::mpsc::channel::<Box<dyn Send>>();
+        let spawned = std::thread::Builder::new()
+            .name("sdy-drop".into())
+            .spawn(move || recv.into_iter().for_each(drop));
+        if spawned.is_ok() {
+            *tx = Some(send);
+        }
+    }
+    if let Some(Err(e)) = tx.as_ref().map(|t| t.send(x)) {
+        drop(e.0);
+    }
+}
+
+/// The CPU time the process has used (user + system; Linux `getrusage`), for the
+/// timing trace: on a loaded machine the wall time says little.
+fn cpu_time() -> Option<Duration> {
+    #[cfg(target_os = "linux")]
+    {
+        #[repr(C)]
+        struct Rusage {
+            utime: [i64; 2],
+            stime: [i64; 2],
+            rest: [i64; 14],
+        }
+        extern "C" {
+            fn getrusage(who: i32, usage: *mut Rusage) -> i32;
+        }
+        let mut r = Rusage { utime: [0; 2], stime: [0; 2], rest: [0; 14] };
+        // SAFETY: `r` has the layout of `struct rusage` on 64-bit Linux (two timevals,
+        // fourteen longs); RUSAGE_SELF = 0.
+        if unsafe { getrusage(0, &mut r) } != 0 {
+            return None;
+        }
+        let us = |t: [i64; 2]| Duration::from_micros((t[0] * 1_000_000 + t[1]).max(0) as u64);
+        Some(us(r.utime) + us(r.stime))
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
 }
 
 /// The result the analysis of changed `chunk` starts from: one sharing a statement with

@@ -9,7 +9,8 @@ use sdy_analysis::ide::strings::{self, Scope};
 use sdy_syntax::Span;
 
 fn scope(chunk: &ChunkResult) -> Scope<'_> {
-    Scope::new(&chunk.analysis.model, &chunk.src, 0, chunk.top())
+    // The chunk's `module` is found once, not per request.
+    Scope { model: &chunk.analysis.model, src: &chunk.src, module: chunk.module() }
 }
 
 /// The hover provider: answers only inside such strings.
