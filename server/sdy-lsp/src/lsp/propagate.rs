@@ -238,6 +238,9 @@ struct State {
     stop: bool,
 }
 
+/// A revision's propagation diagnostics.
+type Extras = (u64, Arc<Vec<Diagnostic>>);
+
 /// A chunk's written-sharding shapes, kept while the chunk's analysis lives.
 type ShapesOf = (Weak<ChunkResult>, Arc<Vec<hints::Hint>>);
 
@@ -259,7 +262,7 @@ pub struct Propagator {
     typing: Mutex<HashMap<Url, (u64, Instant)>>,
     /// The propagation diagnostics of a document's revision, made by the propagation
     /// thread when a run ends, so that the publisher (on the I/O path) only copies them.
-    extras: Mutex<HashMap<Url, (u64, Arc<Vec<Diagnostic>>)>>,
+    extras: Mutex<HashMap<Url, Extras>>,
 }
 
 impl Propagator {
