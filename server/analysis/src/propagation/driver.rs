@@ -511,8 +511,12 @@ impl<'a> Driver<'a> {
     }
 
     fn visit(&mut self, op: OpIdx, strategy: Strategy, dir: DirFn) {
-        let name = self.g.nodes[op].name.clone();
-        match name.as_str() {
+        // The kind of op, without copying its name on every visit.
+        let name = match self.g.nodes[op].name.as_str() {
+            n @ ("sdy.propagation_barrier" | "sdy.data_flow_edge" | "sdy.func_data_flow_edge") => n,
+            _ => "",
+        };
+        match name {
             "sdy.propagation_barrier" => {
                 let n = &self.g.nodes[op];
                 let (Some(&input), Some(&result)) = (n.operands.first(), n.results.first()) else {
@@ -932,10 +936,11 @@ impl<'a> Driver<'a> {
                 self.push(e);
                 continue;
             }
-            let name = self.g.nodes[user].name.clone();
-            if is_terminator(&name) {
+            let name = self.g.nodes[user].name.as_str();
+            let (is_return, is_call) = (name == "func.return", name == "func.call");
+            if is_terminator(name) {
                 let Some(parent) = self.g.nodes[user].parent else { continue };
-                if name == "func.return" {
+                if is_return {
                     let sym = self.g.op(self.m, parent).func().map(|f| f.sym.clone());
                     let calls: Vec<OpIdx> = sym
                         .and_then(|s| self.g.callers.get(&s).cloned())
@@ -957,7 +962,7 @@ impl<'a> Driver<'a> {
                 }
                 continue;
             }
-            if name == "func.call" {
+            if is_call {
                 let callee = super::irutil::callee(self.g.op(self.m, user));
                 if let Some(f) = callee.and_then(|c| self.g.funcs.get(&c).copied()) {
                     let arg = self.g.nodes[f]

@@ -97,7 +97,12 @@ impl ValueType {
 pub struct Graph {
     pub nodes: Vec<Node>,
     pub defs: Vec<Option<Def>>,
-    pub uses: Vec<Vec<(OpIdx, usize)>>,
+    /// The uses of the value in slot `s` are `use_list[use_start[s]..use_start[s + 1]]`
+    /// (one list for all: a vector per value cost an allocation per value per build).
+    use_start: Vec<usize>,
+    use_list: Vec<(OpIdx, usize)>,
+    /// (value, op, operand) while building.
+    pending_uses: Vec<(ValueId, OpIdx, usize)>,
     pub erased: Vec<bool>,
     /// `func.func` symbol -> op.
     pub funcs: HashMap<String, OpIdx>,
@@ -107,7 +112,7 @@ pub struct Graph {
     pub meshes: HashMap<String, Mesh>,
     /// The meshes in declaration order (name, mesh).
     pub mesh_list: Vec<(String, Mesh)>,
-    /// The smallest value id indexed: `defs[0]`/`uses[0]` are this value's (a
+    /// The smallest value id indexed: `defs[0]` and the first uses are this value's (a
     /// sub-graph indexes only the ids its op touches, not the whole module's).
     base: ValueId,
 }
@@ -284,10 +289,10 @@ impl Graph {
         let mut g = Graph {
             nodes: Vec::with_capacity(count_ops(&m.top)),
             defs: vec![None; m.values.len()],
-            uses: vec![Vec::new(); m.values.len()],
             ..Default::default()
         };
         g.visit(&m.top, Vec::new(), None);
+        g.index_uses();
         g.erased = vec![false; g.nodes.len()];
         for (i, n) in g.nodes.iter().enumerate() {
             match n.name.as_str() {
@@ -336,30 +341,49 @@ impl Graph {
         let mut g = Graph {
             nodes: Vec::with_capacity(n),
             defs: vec![None; len],
-            uses: vec![Vec::new(); len],
             base: lo.min(hi),
             ..Default::default()
         };
         g.visit(op, path.to_vec(), None);
+        g.index_uses();
         g.erased = vec![false; g.nodes.len()];
         g
     }
 
-    /// The slot of value `v` in `defs`/`uses`, growing them when needed.
+    /// The slot of value `v` in `defs` (and the uses), growing it when needed.
     fn ensure(&mut self, v: ValueId) -> usize {
         if v < self.base {
             // Below the first id indexed (not met when sizing): shift everything up.
             let k = (self.base - v) as usize;
             self.defs.splice(0..0, std::iter::repeat_n(None, k));
-            self.uses.splice(0..0, std::iter::repeat_n(Vec::new(), k));
             self.base = v;
         }
         let i = (v - self.base) as usize;
         if i >= self.defs.len() {
             self.defs.resize(i + 1, None);
-            self.uses.resize(i + 1, Vec::new());
         }
         i
+    }
+
+    /// Groups the uses recorded while visiting by value, each value's in visit order.
+    fn index_uses(&mut self) {
+        let pending = std::mem::take(&mut self.pending_uses);
+        let mut start = vec![0usize; self.defs.len() + 1];
+        for &(v, _, _) in &pending {
+            start[(v - self.base) as usize + 1] += 1;
+        }
+        for s in 1..start.len() {
+            start[s] += start[s - 1];
+        }
+        let mut next = start.clone();
+        let mut list = vec![(0, 0); pending.len()];
+        for (v, op, i) in pending {
+            let s = (v - self.base) as usize;
+            list[next[s]] = (op, i);
+            next[s] += 1;
+        }
+        self.use_start = start;
+        self.use_list = list;
     }
 
     fn slot(&self, v: ValueId) -> Option<usize> {
@@ -376,8 +400,8 @@ impl Graph {
         let idx = self.nodes.len();
         let operands = mlir_operands(op);
         for (i, &v) in operands.iter().enumerate() {
-            let s = self.ensure(v);
-            self.uses[s].push((idx, i));
+            self.ensure(v);
+            self.pending_uses.push((v, idx, i));
         }
         for (i, &r) in op.results.iter().enumerate() {
             let s = self.ensure(r);
@@ -435,7 +459,11 @@ impl Graph {
         self.defs.get(self.slot(v)?).copied().flatten()
     }
     pub fn uses(&self, v: ValueId) -> &[(OpIdx, usize)] {
-        self.slot(v).and_then(|s| self.uses.get(s)).map_or(&[], Vec::as_slice)
+        let Some(s) = self.slot(v) else { return &[] };
+        match (self.use_start.get(s), self.use_start.get(s + 1)) {
+            (Some(&a), Some(&b)) => &self.use_list[a..b],
+            _ => &[],
+        }
     }
     /// Live uses (ops not erased).
     pub fn live_uses(&self, v: ValueId) -> impl Iterator<Item = (OpIdx, usize)> + '_ {
