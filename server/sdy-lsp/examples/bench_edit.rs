@@ -138,26 +138,6 @@ impl Clock {
     }
 }
 
-/// The process's user + system CPU time (`getrusage`; zero where it fails).
-fn cpu_time() -> Duration {
-    #[repr(C)]
-    struct Rusage {
-        utime: [i64; 2],
-        stime: [i64; 2],
-        rest: [i64; 14],
-    }
-    extern "C" {
-        fn getrusage(who: i32, usage: *mut Rusage) -> i32;
-    }
-    let mut r = Rusage { utime: [0; 2], stime: [0; 2], rest: [0; 14] };
-    // SAFETY: `r` has the layout of `struct rusage` on 64-bit Linux; RUSAGE_SELF = 0.
-    if unsafe { getrusage(0, &mut r) } != 0 {
-        return Duration::ZERO;
-    }
-    let us = |t: [i64; 2]| Duration::from_micros((t[0] * 1_000_000 + t[1]).max(0) as u64);
-    us(r.utime) + us(r.stime)
-}
-
 /// The document's single chunk, positions relative to it (as the server analyses it).
 fn relative(doc: &Document) -> Chunk {
     let c = &doc.chunks()[0];
@@ -247,4 +227,9 @@ fn read(path: &str) -> String {
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
+}
+
+/// The process's user + system CPU time (zero where it cannot be read).
+fn cpu_time() -> Duration {
+    sdy_lsp::cpu::process().unwrap_or_default()
 }

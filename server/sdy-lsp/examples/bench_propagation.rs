@@ -193,38 +193,11 @@ fn read(path: &str) -> String {
 
 /// Wall time and thread CPU time of `f`.
 fn time<T>(f: impl FnOnce() -> T) -> (Duration, Duration) {
-    let cpu = cpu_ns();
+    let cpu = sdy_lsp::cpu::thread().unwrap_or_default();
     let start = Instant::now();
     std::hint::black_box(f());
     let wall = start.elapsed();
-    (wall, Duration::from_nanos(cpu_ns().saturating_sub(cpu)))
-}
-
-/// Nanoseconds the thread has run on a CPU (Linux; 0 elsewhere).
-#[cfg(target_os = "linux")]
-fn cpu_ns() -> u64 {
-    #[repr(C)]
-    struct Timespec {
-        sec: i64,
-        nsec: i64,
-    }
-    extern "C" {
-        fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
-    }
-    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-    let mut t = Timespec { sec: 0, nsec: 0 };
-    // SAFETY: `t` is a valid, writable timespec for the duration of the call.
-    let ok = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0;
-    if ok {
-        t.sec as u64 * 1_000_000_000 + t.nsec as u64
-    } else {
-        0
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn cpu_ns() -> u64 {
-    0
+    (wall, sdy_lsp::cpu::thread().unwrap_or_default().saturating_sub(cpu))
 }
 
 fn median(v: &[Duration]) -> Duration {

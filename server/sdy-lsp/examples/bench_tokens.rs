@@ -163,44 +163,17 @@ fn analyze(text: &str) -> Analyzed {
 /// Wall time and on-CPU time of the current thread.
 struct Timer {
     wall: Instant,
-    cpu: Option<u64>,
+    cpu: Option<Duration>,
 }
 
 impl Timer {
     fn start() -> Timer {
-        Timer { wall: Instant::now(), cpu: cpu_ns() }
+        Timer { wall: Instant::now(), cpu: sdy_lsp::cpu::thread() }
     }
 
     fn stop(&self) -> (Duration, Option<Duration>) {
-        let cpu = match (self.cpu, cpu_ns()) {
-            (Some(a), Some(b)) => Some(Duration::from_nanos(b.saturating_sub(a))),
-            _ => None,
-        };
-        (self.wall.elapsed(), cpu)
+        (self.wall.elapsed(), sdy_lsp::cpu::since(self.cpu, sdy_lsp::cpu::thread()))
     }
-}
-
-/// Nanoseconds the thread has run on a CPU (Linux; `None` elsewhere).
-#[cfg(target_os = "linux")]
-fn cpu_ns() -> Option<u64> {
-    #[repr(C)]
-    struct Timespec {
-        sec: i64,
-        nsec: i64,
-    }
-    extern "C" {
-        fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
-    }
-    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-    let mut t = Timespec { sec: 0, nsec: 0 };
-    // SAFETY: `t` is a valid, writable timespec for the duration of the call.
-    let ok = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0;
-    ok.then(|| t.sec as u64 * 1_000_000_000 + t.nsec as u64)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn cpu_ns() -> Option<u64> {
-    None
 }
 
 fn report(what: &str, times: &mut [(Duration, Option<Duration>)]) {

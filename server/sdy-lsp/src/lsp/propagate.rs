@@ -479,7 +479,7 @@ impl Propagator {
 
     fn run_now(self: &Arc<Self>, uri: &Url, strategy: Strategy, generation: u64) -> RunOutcome {
         let t0 = Instant::now();
-        let cpu0 = thread_cpu();
+        let cpu0 = crate::cpu::thread();
         let Some(analyzed) = self.analyzed(uri) else {
             return RunOutcome::NotRun("the document is not open".into());
         };
@@ -558,7 +558,7 @@ impl Propagator {
             chunks,
             computed,
             elapsed: t0.elapsed(),
-            cpu: thread_cpu().zip(cpu0).map(|(b, a)| b.saturating_sub(a)),
+            cpu: crate::cpu::thread().zip(cpu0).map(|(b, a)| b.saturating_sub(a)),
         });
         {
             let mut st = self.lock();
@@ -778,29 +778,6 @@ fn lower_priority() {
             setpriority(0, 0, 10);
         }
     }
-}
-
-/// The CPU time the calling thread has used (Linux; `None` elsewhere): a run's figure
-/// that the machine's load does not inflate.
-fn thread_cpu() -> Option<Duration> {
-    #[cfg(target_os = "linux")]
-    {
-        #[repr(C)]
-        struct Timespec {
-            sec: i64,
-            nsec: i64,
-        }
-        extern "C" {
-            fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
-        }
-        const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-        let mut t = Timespec { sec: 0, nsec: 0 };
-        // SAFETY: `t` is a valid, writable timespec for the duration of the call.
-        let ok = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0;
-        ok.then(|| Duration::new(t.sec as u64, t.nsec as u32))
-    }
-    #[cfg(not(target_os = "linux"))]
-    None
 }
 
 // ----- what the hover provider sees -----

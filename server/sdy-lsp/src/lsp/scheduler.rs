@@ -155,7 +155,7 @@ pub fn start(cx: WorkerCtx) -> std::io::Result<std::thread::JoinHandle<()>> {
 /// publishes.
 fn run(cx: &WorkerCtx, mut job: Job) {
     let t0 = Instant::now();
-    let cpu0 = cx.config.get().is_some_and(|c| c.trace_timing).then(cpu_time).flatten();
+    let cpu0 = cx.config.get().is_some_and(|c| c.trace_timing).then(crate::cpu::process).flatten();
     // Results this revision can reuse as they are; the others are the bases the changed
     // chunks are updated from (freed when none takes them).
     let mut bases = std::mem::take(&mut job.cache);
@@ -235,7 +235,7 @@ fn run(cx: &WorkerCtx, mut job: Job) {
         cx.out.send(Outgoing::Diagnostics { uri, version: job.version, rev: job.rev, items });
     }
     if config.trace_timing {
-        let cpu = match (cpu0, cpu_time()) {
+        let cpu = match (cpu0, crate::cpu::process()) {
             (Some(a), Some(b)) => format!(" (process cpu {:.1} ms)", (b - a).as_secs_f64() * 1e3),
             _ => String::new(),
         };
@@ -270,33 +270,6 @@ fn drop_later(x: Box<dyn Send>) {
     if let Some(Err(e)) = tx.as_ref().map(|t| t.send(x)) {
         drop(e.0);
     }
-}
-
-/// The CPU time the process has used (user + system; Linux `getrusage`), for the
-/// timing trace: on a loaded machine the wall time says little.
-fn cpu_time() -> Option<Duration> {
-    #[cfg(target_os = "linux")]
-    {
-        #[repr(C)]
-        struct Rusage {
-            utime: [i64; 2],
-            stime: [i64; 2],
-            rest: [i64; 14],
-        }
-        extern "C" {
-            fn getrusage(who: i32, usage: *mut Rusage) -> i32;
-        }
-        let mut r = Rusage { utime: [0; 2], stime: [0; 2], rest: [0; 14] };
-        // SAFETY: `r` has the layout of `struct rusage` on 64-bit Linux (two timevals,
-        // fourteen longs); RUSAGE_SELF = 0.
-        if unsafe { getrusage(0, &mut r) } != 0 {
-            return None;
-        }
-        let us = |t: [i64; 2]| Duration::from_micros((t[0] * 1_000_000 + t[1]).max(0) as u64);
-        Some(us(r.utime) + us(r.stime))
-    }
-    #[cfg(not(target_os = "linux"))]
-    None
 }
 
 /// The result the analysis of changed `chunk` starts from: one sharing a statement with
