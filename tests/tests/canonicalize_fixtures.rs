@@ -207,17 +207,7 @@ fn differential_against_shardy() {
         eprintln!("skipping: no oracle venv or ../shared/oracle");
         return;
     }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .args(["build", "-q", "-p", "sdy-lsp", "--bin", "sdy-lsp"])
-        .current_dir(&root)
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "building sdy-lsp failed");
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let bin = target.join("debug").join(format!("sdy-lsp{}", std::env::consts::EXE_SUFFIX));
+    let bin = sdy_tests::sdy_lsp();
     let count = std::env::var("SDY_DIFFERENTIAL_COUNT").unwrap_or_else(|_| "200".into());
     let seed = std::env::var("SDY_DIFFERENTIAL_SEED").unwrap_or_else(|_| "1".into());
     let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("differential");

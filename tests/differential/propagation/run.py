@@ -3,7 +3,7 @@
 Shardy, ../../../../shared/oracle/oracle_opt.py) and `sdy-lsp opt`, compared chunk by
 chunk.
 
-  run.py --bin PATH/TO/sdy-lsp [--seed S] [--count N] [--pass FLAG ...] [--show K]
+  run.py --bin PATH/TO/sdy-lsp [--seed S] [--count N] [--pass FLAG ...] [--show K] [--gen GEN.py]
 
 For each pass flag (default: the four strategy passes and the pipeline) prints the
 number of programs the oracle accepts, how many of those print exactly the same, and
@@ -94,9 +94,11 @@ def main():
     ap.add_argument("--show", type=int, default=0, help="print the first K mismatching programs")
     ap.add_argument("--oracle", default=ORACLE)
     ap.add_argument("--batch", type=int, default=50)
+    ap.add_argument("--gen", default=os.path.join(HERE, "gen.py"),
+                    help="the program generator (default: propagation's; canonicalize/gen.py for -canonicalize)")
     a = ap.parse_args()
     passes = a.passes or DEFAULT_PASSES
-    gen = subprocess.run([sys.executable, os.path.join(HERE, "gen.py"), "--seed", str(a.seed), "--count", str(a.count)],
+    gen = subprocess.run([sys.executable, a.gen, "--seed", str(a.seed), "--count", str(a.count)],
                          capture_output=True, text=True, check=True).stdout
     chunks = gen.split("// -----\n")
     with tempfile.TemporaryDirectory() as d:
