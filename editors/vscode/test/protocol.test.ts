@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pathToFileURL } from 'node:url';
 import * as rpc from 'vscode-jsonrpc/node';
-import { classifyCommandError, documentCommandArgs, propagatedModuleText, SERVER_COMMANDS } from '../src/commands';
+import { documentCommandArgs, propagatedModuleText, SERVER_COMMANDS } from '../src/commands';
 import { didChangeConfigurationParams, readSettings, serverArgs, serverOptions } from '../src/settings';
 
 const root = path.resolve(__dirname, '..', '..'); // editors/vscode
@@ -224,7 +224,7 @@ describe('sdy-lsp over stdio (vscode-jsonrpc 8.2.0)', { skip }, () => {
     if (h.range) assert.equal(h.range.start.line, pos.line);
   });
 
-  it('hover on a #sdy.sharding explains it in Markdown (mesh, per-dimension table)', async (t) => {
+  it('hover on a #sdy.sharding explains it in Markdown (mesh, per-dimension table)', async () => {
     const pos = positionOf(text, '#sdy.sharding<@mesh, [{"x"}', 5);
     const h = await withTimeout(
       conn.sendRequest<{ contents: { kind: string; value: string } } | null>('textDocument/hover', {
@@ -233,12 +233,7 @@ describe('sdy-lsp over stdio (vscode-jsonrpc 8.2.0)', { skip }, () => {
       }),
       'hover',
     );
-    if (h === null) {
-      // The server's hover has an `explain` provider slot (server/sdy-lsp/src/lsp/hover.rs)
-      // that is not wired yet; `sdy-lsp explain` already answers at this position.
-      t.todo('TODO-when-available: no hover on a sharding yet (explain not wired into hover)');
-      return;
-    }
+    assert.ok(h, 'a hover on the sharding');
     assert.equal(h.contents.kind, 'markdown');
     const md = h.contents.value;
     assert.match(md, /%arg0/);
@@ -250,7 +245,7 @@ describe('sdy-lsp over stdio (vscode-jsonrpc 8.2.0)', { skip }, () => {
     assert.equal(md.trim(), cli.trim());
   });
 
-  it('inlay hints: answered without crashing; checked in full once advertised', async (t) => {
+  it('inlay hints: advertised, answered, inside the file', async () => {
     const lines = text.split('\n');
     const range = { start: { line: 0, character: 0 }, end: { line: lines.length - 1, character: 0 } };
     let result: unknown;
@@ -263,28 +258,23 @@ describe('sdy-lsp over stdio (vscode-jsonrpc 8.2.0)', { skip }, () => {
     } catch (err) {
       error = err as { code?: number; message?: string };
     }
-    if (capabilities.inlayHintProvider) {
-      assert.equal(error, undefined, `inlayHint failed: ${error?.message}`);
-      assert.ok(Array.isArray(result), 'an array of hints');
-      const hints = result as Array<{ position: Position; label: string | Array<{ value: string }> }>;
-      assert.ok(hints.length > 0, 'at least one hint on a file with shardings');
-      for (const h of hints) {
-        assert.ok(h.position.line >= 0 && h.position.line < lines.length, 'hint inside the file');
-        assert.ok(h.position.character <= lines[h.position.line].length, 'hint inside its line');
-        const label = typeof h.label === 'string' ? h.label : h.label.map((p) => p.value).join('');
-        assert.ok(label.trim().length > 0, 'non-empty label');
-      }
-    } else {
-      t.todo('TODO-when-available: inlayHintProvider not advertised yet; only checking the server survives');
-      if (error) assert.equal(error.code, rpc.ErrorCodes.MethodNotFound, `unexpected error ${error.message}`);
-      else assert.ok(result === null || (Array.isArray(result) && result.length === 0));
+    assert.ok(capabilities.inlayHintProvider, 'inlayHintProvider advertised');
+    assert.equal(error, undefined, `inlayHint failed: ${error?.message}`);
+    assert.ok(Array.isArray(result), 'an array of hints');
+    const hints = result as Array<{ position: Position; label: string | Array<{ value: string }> }>;
+    assert.ok(hints.length > 0, 'at least one hint on a file with shardings');
+    for (const h of hints) {
+      assert.ok(h.position.line >= 0 && h.position.line < lines.length, 'hint inside the file');
+      assert.ok(h.position.character <= lines[h.position.line].length, 'hint inside its line');
+      const label = typeof h.label === 'string' ? h.label : h.label.map((p) => p.value).join('');
+      assert.ok(label.trim().length > 0, 'non-empty label');
     }
     // Still alive and answering.
     const h = await conn.sendRequest('textDocument/hover', { textDocument: { uri }, position: positionOf(text, '%1 :', 1) });
     assert.ok(h);
   });
 
-  it('sdy.propagate (then its inlay hints) / sdy.showPropagatedModule (= sdy-lsp opt): carried out, or reported as unsupported', async (t) => {
+  it('sdy.propagate (then its inlay hints) / sdy.showPropagatedModule (= sdy-lsp opt): advertised and carried out', async () => {
     // On a valid copy of the fixture ("z" -> "y"), under another URI.
     const validUri = uri.replace(/\.mlir$/, '-valid.mlir');
     const validText = text.replace('{"z"}', '{"y"}');
@@ -310,7 +300,6 @@ describe('sdy-lsp over stdio (vscode-jsonrpc 8.2.0)', { skip }, () => {
     assert.deepEqual((await diagnosticsFor(validUri)).diagnostics, []);
     const provider = capabilities.executeCommandProvider as { commands?: string[] } | undefined;
     const advertised = provider?.commands ?? [];
-    const todo: string[] = [];
     for (const command of [SERVER_COMMANDS.propagate, SERVER_COMMANDS.showPropagatedModule]) {
       let result: unknown;
       let error: unknown;
@@ -342,16 +331,11 @@ describe('sdy-lsp over stdio (vscode-jsonrpc 8.2.0)', { skip }, () => {
           });
           assert.equal(module, opt);
         }
-      } else if (error !== undefined) {
-        const { kind, message } = classifyCommandError(command, error, advertised);
-        todo.push(`${command} not advertised yet`);
-        assert.equal(kind, 'unsupported', message);
       } else {
-        t.diagnostic(`${command} not advertised, but answered: ${JSON.stringify(result)?.slice(0, 100)}`);
+        assert.fail(`${command} is not advertised (${advertised.join(', ')})`);
       }
     }
     await conn.sendNotification('textDocument/didClose', { textDocument: { uri: validUri } });
-    if (todo.length > 0) t.todo(`TODO-when-available: ${todo.join('; ')}; only checking they fail cleanly`);
   });
 
   it('shutdown and exit end the process with status 0', async () => {
