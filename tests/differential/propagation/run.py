@@ -36,6 +36,26 @@ DEFAULT_PASSES = [
 SHARDING_RE = re.compile(r"#sdy\.sharding(?:_per_value)?<.*?>(?=[,}\]\s])|<@[\w.]+, \[.*?\]>")
 
 
+def rules(text):
+    """Every `#sdy.op_sharding_rule<...>` with a factor, sorted. Where we keep an op's
+    generic form, Shardy prints a custom form that may hide a body (`applies
+    stablehlo.add`), so all-scalar rules and the order are left out of the comparison."""
+    out, key, i = [], "#sdy.op_sharding_rule<", 0
+    while (i := text.find(key, i)) >= 0:
+        j, depth = i + len(key), 1
+        while j < len(text) and depth:
+            c = text[j]
+            if c == "<":
+                depth += 1
+            elif c == ">" and text[j - 1] != "-":
+                depth -= 1
+            j += 1
+        if re.search(r"[a-z]\]|\[[a-z]", text[i:j]):
+            out.append(text[i:j])
+        i = j
+    return sorted(out)
+
+
 def split_out(text):
     return text.split("// -----\n")
 
@@ -94,9 +114,12 @@ def main():
     ap.add_argument("--show", type=int, default=0, help="print the first K mismatching programs")
     ap.add_argument("--oracle", default=ORACLE)
     ap.add_argument("--batch", type=int, default=50)
+    ap.add_argument("--what", choices=["shardings", "rules"], default="shardings",
+                    help="what to compare besides whole outputs: printed shardings or sharding rules")
     ap.add_argument("--gen", default=os.path.join(HERE, "gen.py"),
                     help="the program generator (default: propagation's; canonicalize/gen.py for -canonicalize)")
     a = ap.parse_args()
+    extract = rules if a.what == "rules" else shardings
     passes = a.passes or DEFAULT_PASSES
     gen = subprocess.run([sys.executable, a.gen, "--seed", str(a.seed), "--count", str(a.count)],
                          capture_output=True, text=True, check=True).stdout
@@ -123,15 +146,16 @@ def main():
                 if ot is None or not ot.strip():
                     continue  # the oracle rejected the program (or crashed on it)
                 valid += 1
-                osh = shardings(ot)
+                osh = extract(ot)
                 sh_total += len(osh)
-                sh_same += matched_shardings(shardings(mt), osh)
+                sh_same += matched_shardings(extract(mt), osh)
                 if ot == mt:
                     same += 1
                     same_sh += 1
                     continue
-                if shardings(ot) == shardings(mt):
+                if osh == extract(mt):
                     same_sh += 1
+                    continue
                 if shown < a.show:
                     shown += 1
                     print("=== %s program %d" % (p, i))
@@ -141,14 +165,14 @@ def main():
             total_valid += valid
             total_sh += sh_total
             total_sh_same += sh_same
-            print("%-32s valid %4d  exact %4d (%.1f%%)  same shardings %4d (%.1f%%)  shardings %6d/%6d (%.2f%%)" % (
-                p, valid, same, 100.0 * same / max(valid, 1), same_sh, 100.0 * same_sh / max(valid, 1),
+            print("%-32s valid %4d  exact %4d (%.1f%%)  same %s %4d (%.1f%%)  %s %6d/%6d (%.2f%%)" % (
+                p, valid, same, 100.0 * same / max(valid, 1), a.what, same_sh, 100.0 * same_sh / max(valid, 1), a.what,
                 sh_same, sh_total, 100.0 * sh_same / max(sh_total, 1)))
         if crashed:
             print("(the oracle crashed on %d program runs; they are left out)" % crashed)
-        print("overall: %d/%d programs exact (%.1f%%), %d/%d shardings identical (%.2f%%)" % (
+        print("overall: %d/%d programs exact (%.1f%%), %d/%d %s identical (%.2f%%)" % (
             total_ok, total_valid, 100.0 * total_ok / max(total_valid, 1),
-            total_sh_same, total_sh, 100.0 * total_sh_same / max(total_sh, 1)))
+            total_sh_same, total_sh, a.what, 100.0 * total_sh_same / max(total_sh, 1)))
 
 
 if __name__ == "__main__":

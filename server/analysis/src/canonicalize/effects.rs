@@ -3,8 +3,8 @@
 //! (`ConstantLike`), and where such constants go (`IsolatedFromAbove` ancestors).
 
 use super::arena::{Arena, OpRef};
-use crate::print::ir::{Attr, Op, PieceKind, Syntax};
-use crate::propagation::ops::purity;
+use crate::print::ir::{Op, PieceKind, Syntax};
+use crate::propagation::ops::op_purity;
 
 /// The memory effects of an op by itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,20 +16,11 @@ enum Effects {
 }
 
 fn effects(op: &Op) -> Effects {
-    if op.name == "stablehlo.custom_call" {
-        // Effect-free unless `has_side_effect = true`.
-        let flag = op.prop("has_side_effect").or_else(|| op.attr("has_side_effect"));
-        return match flag {
-            Some(Attr::Bool(true)) | Some(Attr::Unit) => Effects::Unknown,
-            Some(Attr::Int { value, .. }) if *value != 0 => Effects::Unknown,
-            _ => Effects::None,
-        };
-    }
     if op.name.starts_with("arith.") {
         // Every arith op is `Pure`.
         return Effects::None;
     }
-    match purity(&op.name) {
+    match op_purity(op) {
         Some(false) => Effects::None,
         Some(true) => Effects::Recursive,
         None => Effects::Unknown,

@@ -6,7 +6,9 @@
 
 use super::factor::{propagate_aggressive, propagate_basic, Direction, Strategy};
 use super::graph::*;
-use super::ops::{identity_rule, is_elementwise_op, purity, rule_from_print, tensor_type};
+use super::ops::{
+    identity_rule, is_elementwise_op, op_purity, purity, rule_from_print, tensor_type,
+};
 use super::projection::Projection;
 use super::trace::{Step, Tracer};
 use crate::model::{Model, OpId};
@@ -415,7 +417,13 @@ impl<'a> Driver<'a> {
     }
 
     fn would_be_dead(&self, i: OpIdx) -> bool {
-        match purity(&self.g.nodes[i].name) {
+        let name = &self.g.nodes[i].name;
+        let purity = if name == "stablehlo.custom_call" {
+            op_purity(self.g.op(self.m, i))
+        } else {
+            purity(name)
+        };
+        match purity {
             None => false,
             Some(false) => true,
             Some(true) => self.g.nodes[i]

@@ -159,6 +159,20 @@ pub fn purity(name: &str) -> Option<bool> {
     }
 }
 
+/// [`purity`] of this op: a `stablehlo.custom_call` is effect-free unless it says
+/// `has_side_effect = true` (its effects depend on the attribute, not the name).
+pub fn op_purity(op: &crate::print::ir::Op) -> Option<bool> {
+    use crate::print::ir::Attr;
+    if op.name != "stablehlo.custom_call" {
+        return purity(&op.name);
+    }
+    match op.prop("has_side_effect").or_else(|| op.attr("has_side_effect")) {
+        Some(Attr::Bool(true)) | Some(Attr::Unit) => None,
+        Some(Attr::Int { value, .. }) if *value != 0 => None,
+        _ => Some(false),
+    }
+}
+
 /// The identity rule of a tensor of `shape` with `operands` operands and one result.
 pub fn identity_rule(shape: &[i64], operands: usize) -> OpShardingRule {
     let mapping: Vec<Vec<usize>> = (0..shape.len()).map(|d| vec![d]).collect();
