@@ -214,7 +214,16 @@ async fn hover_and_definition_utf16() {
         4:7-4:20 "markdown"
         **`stablehlo.add`** · 2 operands · 1 result
 
-        Sharding rule: how the op's dimensions map to factors comes with propagation (not available yet).
+        **Sharding rule** (Shardy's registry):
+
+        `#sdy.op_sharding_rule<([i, j], [i, j])->([i, j]) {i=8, j=8}>`
+
+        | factor | size | operand 0 | operand 1 | result 0 | kind |
+        |---|---:|---|---|---|---|
+        | `i` | 8 | dim 0 | dim 0 | dim 0 | pass-through |
+        | `j` | 8 | dim 1 | dim 1 | dim 1 | pass-through |
+
+        - *pass-through* (`i`, `j`): sharded alike in every tensor that has it: no communication.
 
     "#]]
     .assert_eq(&probe_all(&mut s, &text, false).await);

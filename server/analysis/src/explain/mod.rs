@@ -10,6 +10,7 @@ pub mod jax;
 pub mod locate;
 mod mesh;
 pub mod plain;
+mod rule;
 pub mod sharding;
 pub mod site;
 mod tables;
@@ -74,7 +75,7 @@ pub fn at(model: &Model, src: &str, offset: u32) -> Option<Explanation> {
         return None;
     }
     let target = locate::locate(model, offset)?;
-    Some(explain_target(model, &[], &target))
+    Some(explain_target(model, src, &[], &target))
 }
 
 /// A mesh known by name besides the module's `sdy.mesh` ops (one of an `xla.sdy.meshes`
@@ -82,7 +83,12 @@ pub fn at(model: &Model, src: &str, offset: u32) -> Option<Explanation> {
 pub type NamedMesh = (String, Mesh);
 
 /// Explains `target`; a mesh symbol the model does not define is looked up in `extra`.
-pub fn explain_target(model: &Model, extra: &[NamedMesh], target: &Target) -> Explanation {
+pub fn explain_target(
+    model: &Model,
+    src: &str,
+    extra: &[NamedMesh],
+    target: &Target,
+) -> Explanation {
     let range = target.range(model);
     let (markdown, subject) = match target {
         Target::Sharding { op, site, sharding, .. } => {
@@ -112,7 +118,7 @@ pub fn explain_target(model: &Model, extra: &[NamedMesh], target: &Target) -> Ex
         Target::Value { value, .. } => {
             (value::explain_value(model, *value), Subject::Value(*value))
         }
-        Target::OpName { op } => (value::explain_op(model, *op), Subject::Op(*op)),
+        Target::OpName { op } => (value::explain_op(model, src, *op), Subject::Op(*op)),
     };
     Explanation { range, markdown, subject }
 }

@@ -184,8 +184,8 @@ fn sdy_op_summary(name: &str) -> Option<&'static str> {
     })
 }
 
-/// An op, by its name: operands and results, result shardings, sharding rule note.
-pub fn explain_op(model: &Model, op: OpId) -> String {
+/// An op, by its name: operands and results, result shardings, its sharding rule.
+pub fn explain_op(model: &Model, src: &str, op: OpId) -> String {
     let info = model.op(op);
     let name = info.name();
     let mut out = String::new();
@@ -211,15 +211,11 @@ pub fn explain_op(model: &Model, op: OpId) -> String {
             let _ = writeln!(out, "- `{}`: `{}`{local}", model.value(v).name, s.body());
         }
     }
-    if !name.starts_with("sdy.") && !matches!(name, "func.func" | "func.return" | "func.call") {
+    if let Some(rule) = super::rule::explain_op_rule(model, src, op) {
         if !out.ends_with("\n\n") {
             out.push('\n');
         }
-        let _ = writeln!(
-            out,
-            "Sharding rule: how the op's dimensions map to factors comes with propagation (not \
-             available yet)."
-        );
+        out.push_str(&rule);
     }
     while out.ends_with("\n\n") {
         out.pop();

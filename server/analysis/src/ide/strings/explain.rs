@@ -51,7 +51,7 @@ fn sharding(scope: &Scope, e: &Embedded, offset: u32) -> Option<Hover> {
     let range = if per_value { s.span } else { whole };
     let (op, site) = site_of(e, index)?;
     let target = in_sharding(op, site, s, range, offset);
-    let mut x = explain::explain_target(scope.model, &named_meshes(scope), &target);
+    let mut x = explain::explain_target(scope.model, scope.src, &named_meshes(scope), &target);
     if matches!(target, Target::Sharding { .. }) {
         x.markdown.push_str(&format!(
             "\nRead from the `{}` string: Shardy's round-trip import turns it into this \
@@ -81,6 +81,6 @@ fn mesh(scope: &Scope, e: &Embedded, offset: u32) -> Option<Hover> {
         }
         in_mesh(Some(name), map.mesh(m), range, offset)
     };
-    let x = explain::explain_target(scope.model, &named_meshes(scope), &target);
+    let x = explain::explain_target(scope.model, scope.src, &named_meshes(scope), &target);
     Some(Hover { range: x.range, markdown: x.markdown })
 }
