@@ -79,7 +79,8 @@ def run_oracle(oracle, chunks, flag, tmp, batch):
         path = os.path.join(tmp, "batch.mlir")
         with open(path, "w") as f:
             f.write("// -----\n".join(chunks[i] for i in idx))
-        r = subprocess.run([sys.executable, oracle, path, "-split-input-file", flag], capture_output=True, text=True)
+        cmd = [sys.executable, oracle, path, "-split-input-file"] + ([flag] if flag else [])
+        r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode < 0 or r.returncode > 1:
             return None
         return split_out(r.stdout)
@@ -116,6 +117,8 @@ def main():
     ap.add_argument("--batch", type=int, default=50)
     ap.add_argument("--what", choices=["shardings", "rules"], default="shardings",
                     help="what to compare besides whole outputs: printed shardings or sharding rules")
+    ap.add_argument("--pretty", action="store_true",
+                    help="feed the programs as Shardy prints them (every op in its custom form)")
     ap.add_argument("--gen", default=os.path.join(HERE, "gen.py"),
                     help="the program generator (default: propagation's; canonicalize/gen.py for -canonicalize)")
     a = ap.parse_args()
@@ -125,6 +128,10 @@ def main():
                          capture_output=True, text=True, check=True).stdout
     chunks = gen.split("// -----\n")
     with tempfile.TemporaryDirectory() as d:
+        if a.pretty:
+            printed, _ = run_oracle(a.oracle, chunks, None, d, a.batch)
+            chunks = [p for p in printed if p and p.strip()]
+            gen = "// -----\n".join(chunks)
         total_ok = 0
         total_valid = 0
         total_sh = total_sh_same = 0

@@ -119,6 +119,8 @@ const PURE_STABLEHLO: &[&str] = &[
     "dynamic_pad",
     "dynamic_iota",
     "dynamic_broadcast_in_dim",
+    "dynamic_conv",
+    "rng_bit_generator",
     "dynamic_reshape",
     "dynamic_gather",
     "return",
