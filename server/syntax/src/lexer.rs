@@ -301,6 +301,14 @@ impl<'s> Scanner<'s> {
     #[inline]
     fn skip_class(&self, mut i: usize, class: u8) -> usize {
         let bytes = self.src.as_bytes();
+        // Eight bytes at a time while eight remain: a fixed-size chunk is checked without
+        // a bounds check per byte (identifiers and shapes are most of the text).
+        while let Some(chunk) = bytes.get(i..i + 8).and_then(|c| <&[u8; 8]>::try_from(c).ok()) {
+            match chunk.iter().position(|&b| CLASS[b as usize] & class == 0) {
+                Some(k) => return i + k,
+                None => i += 8,
+            }
+        }
         while let Some(&b) = bytes.get(i) {
             if CLASS[b as usize] & class == 0 {
                 break;

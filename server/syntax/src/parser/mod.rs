@@ -426,6 +426,12 @@ impl<'s> Parser<'s> {
                 return;
             }
         };
+        // Most groups hold no bracket (`loc(#loc3)`, `<16x128xf32>`): their first closer
+        // ends them.
+        if let Some((n, _)) = self.plain_group_close(0, close) {
+            self.advance(n + 1);
+            return;
+        }
         self.bump();
         // The tokens are looked over in the lexed window, the cursor left in place, and it
         // jumps once past the closer (or to where the window ends, then the next part of
