@@ -214,7 +214,10 @@ impl<'s> Parser<'s> {
     /// Whether the current token is the bare keyword `kw`.
     #[inline]
     pub(crate) fn at_keyword(&self, kw: &str) -> bool {
-        self.at(TokenKind::BareId) && self.peek_text() == kw
+        // On bytes: a `str` slice would check both ends for character boundaries.
+        let t = self.cur_tok;
+        t.kind == TokenKind::BareId
+            && self.src.as_bytes().get(t.start as usize..t.end as usize) == Some(kw.as_bytes())
     }
     #[inline]
     pub(crate) fn bump(&mut self) -> Token {

@@ -1086,13 +1086,12 @@ impl Parser<'_> {
                     self.signature(op)?;
                 }
                 TokenKind::BareId
-                    if self.peek_text() == "loc" && self.nth_kind(1) == TokenKind::LParen =>
+                    if self.at_keyword("loc") && self.nth_kind(1) == TokenKind::LParen =>
                 {
                     return Some(());
                 }
                 TokenKind::BareId
-                    if self.peek_text() == "attributes"
-                        && self.nth_kind(1) == TokenKind::LBrace =>
+                    if self.at_keyword("attributes") && self.nth_kind(1) == TokenKind::LBrace =>
                 {
                     self.bump();
                     op.attrs = self.parse_attr_dict_recovering();
