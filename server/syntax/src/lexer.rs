@@ -248,7 +248,9 @@ impl<'s> Scanner<'s> {
             };
             let class = CLASS[b as usize];
             if class & WS != 0 {
-                nl |= b == b'\n';
+                if b == b'\n' {
+                    nl = true;
+                }
                 i += 1;
                 continue;
             }

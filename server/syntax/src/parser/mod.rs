@@ -3,6 +3,7 @@
 
 mod attr;
 mod op;
+mod recent;
 mod sdy_attr;
 mod ty;
 
@@ -67,6 +68,9 @@ pub struct Parser<'s> {
     types: rustc_hash::FxHashMap<&'s str, Arc<crate::tree::TypeKind>>,
     /// Interned strings too long to be stored inline (op and attribute names).
     strings: rustc_hash::FxHashMap<&'s str, Str>,
+    /// The last hits of `types` and `strings`, looked up first.
+    recent_types: recent::Recent<'s, Arc<crate::tree::TypeKind>>,
+    recent_strings: recent::Recent<'s, Str>,
     /// Elements of the arrays and entries of the dictionaries being read (innermost
     /// last), so that each is stored at its exact size.
     attr_scratch: Vec<crate::tree::Attr>,
@@ -98,6 +102,8 @@ impl<'s> Parser<'s> {
             depth: 0,
             types: rustc_hash::FxHashMap::default(),
             strings: rustc_hash::FxHashMap::default(),
+            recent_types: recent::Recent::new(),
+            recent_strings: recent::Recent::new(),
             attr_scratch: Vec::new(),
             named_scratch: Vec::new(),
             child_scratch: Vec::new(),
@@ -329,7 +335,12 @@ impl<'s> Parser<'s> {
         if s.len() <= Str::INLINE_LIMIT {
             return Str::from(s);
         }
-        self.strings.entry(s).or_insert_with(|| Str::from(s)).clone()
+        if let Some(v) = self.recent_strings.get(s.as_bytes()) {
+            return v;
+        }
+        let v = self.strings.entry(s).or_insert_with(|| Str::from(s)).clone();
+        self.recent_strings.put(s.as_bytes(), v.clone());
+        v
     }
 
     // ----- spans -----
