@@ -3,6 +3,7 @@
 
 mod attr;
 mod op;
+mod recent;
 mod sdy_attr;
 mod ty;
 
@@ -67,6 +68,9 @@ pub struct Parser<'s> {
     types: rustc_hash::FxHashMap<&'s str, Arc<crate::tree::TypeKind>>,
     /// Interned strings too long to be stored inline (op and attribute names).
     strings: rustc_hash::FxHashMap<&'s str, Str>,
+    /// The last hits of `types` and `strings`, looked up first.
+    recent_types: recent::Recent<'s, Arc<crate::tree::TypeKind>>,
+    recent_strings: recent::Recent<'s, Str>,
     /// Elements of the arrays and entries of the dictionaries being read (innermost
     /// last), so that each is stored at its exact size.
     attr_scratch: Vec<crate::tree::Attr>,
@@ -98,6 +102,8 @@ impl<'s> Parser<'s> {
             depth: 0,
             types: rustc_hash::FxHashMap::default(),
             strings: rustc_hash::FxHashMap::default(),
+            recent_types: recent::Recent::new(),
+            recent_strings: recent::Recent::new(),
             attr_scratch: Vec::new(),
             named_scratch: Vec::new(),
             child_scratch: Vec::new(),
@@ -214,7 +220,10 @@ impl<'s> Parser<'s> {
     /// Whether the current token is the bare keyword `kw`.
     #[inline]
     pub(crate) fn at_keyword(&self, kw: &str) -> bool {
-        self.at(TokenKind::BareId) && self.peek_text() == kw
+        // On bytes: a `str` slice would check both ends for character boundaries.
+        let t = self.cur_tok;
+        t.kind == TokenKind::BareId
+            && self.src.as_bytes().get(t.start as usize..t.end as usize) == Some(kw.as_bytes())
     }
     #[inline]
     pub(crate) fn bump(&mut self) -> Token {
@@ -326,7 +335,12 @@ impl<'s> Parser<'s> {
         if s.len() <= Str::INLINE_LIMIT {
             return Str::from(s);
         }
-        self.strings.entry(s).or_insert_with(|| Str::from(s)).clone()
+        if let Some(v) = self.recent_strings.get(s.as_bytes()) {
+            return v;
+        }
+        let v = self.strings.entry(s).or_insert_with(|| Str::from(s)).clone();
+        self.recent_strings.put(s.as_bytes(), v.clone());
+        v
     }
 
     // ----- spans -----
@@ -426,6 +440,12 @@ impl<'s> Parser<'s> {
                 return;
             }
         };
+        // Most groups hold no bracket (`loc(#loc3)`, `<16x128xf32>`): their first closer
+        // ends them.
+        if let Some((n, _)) = self.plain_group_close(0, close) {
+            self.advance(n + 1);
+            return;
+        }
         self.bump();
         // The tokens are looked over in the lexed window, the cursor left in place, and it
         // jumps once past the closer (or to where the window ends, then the next part of

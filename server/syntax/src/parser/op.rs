@@ -59,8 +59,12 @@ impl Parser<'_> {
         self.in_failure_reset();
 
         let before = self.save();
-        // Built in place inside its Arc: an op is large, moving it costs.
-        let mut node = Arc::new(Op::empty(StmtKind::Op));
+        // Built in place inside its Arc: an op is large, and `Arc::new` would build it on
+        // the stack and copy it.
+        let mut node = Arc::<Op>::new_uninit();
+        Arc::get_mut(&mut node).expect("fresh Arc").write(Op::empty(StmtKind::Op));
+        // SAFETY: initialised just above.
+        let mut node = unsafe { node.assume_init() };
         let op = Arc::get_mut(&mut node).expect("fresh Arc");
         self.statement_inner(op);
         if self.save() == before {
@@ -1082,13 +1086,12 @@ impl Parser<'_> {
                     self.signature(op)?;
                 }
                 TokenKind::BareId
-                    if self.peek_text() == "loc" && self.nth_kind(1) == TokenKind::LParen =>
+                    if self.at_keyword("loc") && self.nth_kind(1) == TokenKind::LParen =>
                 {
                     return Some(());
                 }
                 TokenKind::BareId
-                    if self.peek_text() == "attributes"
-                        && self.nth_kind(1) == TokenKind::LBrace =>
+                    if self.at_keyword("attributes") && self.nth_kind(1) == TokenKind::LBrace =>
                 {
                     self.bump();
                     op.attrs = self.parse_attr_dict_recovering();

@@ -26,7 +26,16 @@ impl<'s> Parser<'s> {
         }
         let start = self.peek().start;
         let (close, end) = self.plain_group_close(1, TokenKind::Greater)?;
-        let kind = self.types.get(self.src.get(start as usize..end as usize)?)?.clone();
+        let range = start as usize..end as usize;
+        let kind = match self.recent_types.get(self.src.as_bytes().get(range.clone())?) {
+            Some(k) => k,
+            None => {
+                let text = self.src.get(range)?;
+                let k = self.types.get(text)?.clone();
+                self.recent_types.put(text.as_bytes(), k.clone());
+                k
+            }
+        };
         self.advance(close + 1);
         Some(Type { span: Span::new(start - self.base, end - self.base), kind })
     }
