@@ -240,13 +240,14 @@ fn run(cx: &WorkerCtx, mut job: Job) {
             _ => String::new(),
         };
         eprintln!(
-            "sdy-lsp: {} rev {}: analysed {analysed} of {} chunks in {:.1} ms{}, queued diagnostics at {:.1} ms{cpu}",
+            "sdy-lsp: {} rev {}: analysed {analysed} of {} chunks in {:.1} ms{}, queued diagnostics at {:.1} ms{cpu}, {}",
             job.uri,
             job.rev,
             job.chunks.len(),
             t_analysis.as_secs_f64() * 1e3,
             if how.is_empty() { String::new() } else { format!(" ({})", how.join(", ")) },
-            t0.elapsed().as_secs_f64() * 1e3
+            t0.elapsed().as_secs_f64() * 1e3,
+            crate::cpu::memory()
         );
     }
     // Unused bases and what the updates replaced are freed on another thread: walking
