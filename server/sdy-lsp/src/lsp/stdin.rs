@@ -192,12 +192,15 @@ fn is_low(u: u32) -> bool {
 
 /// Whether the JSON string literal `s` escapes a UTF-16 surrogate outside a pair.
 fn has_lone_surrogate(s: &[u8]) -> bool {
+    if memchr::memmem::find(s, b"\\u").is_none() {
+        return false;
+    }
     let mut i = 0;
-    while let Some(k) = s[i..].iter().position(|&b| b == b'\\') {
+    while let Some(k) = s.get(i..).and_then(|t| memchr::memchr(b'\\', t)) {
         i += k;
         match unit_at(&s[i..]) {
             Some(u) if is_high(u) => {
-                if !unit_at(&s[i + 6..]).is_some_and(is_low) {
+                if !unit_at(s.get(i + 6..).unwrap_or_default()).is_some_and(is_low) {
                     return true;
                 }
                 i += 12;
@@ -217,7 +220,7 @@ fn unescape_in_place(buf: &mut [u8], from: usize, to: usize) -> usize {
     let (mut r, mut w) = (from, 0);
     while r < to {
         // Runs without escapes are moved as a whole.
-        let run = buf[r..to].iter().position(|&b| b == b'\\').unwrap_or(to - r);
+        let run = memchr::memchr(b'\\', &buf[r..to]).unwrap_or(to - r);
         buf.copy_within(r..r + run, w);
         (r, w) = (r + run, w + run);
         if r == to {
