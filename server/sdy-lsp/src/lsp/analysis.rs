@@ -59,6 +59,28 @@ impl ChunkResult {
         }
     }
 
+    /// [`ChunkResult::with_text`] without what updates need, for the first diagnostics
+    /// of a chunk sooner: [`ChunkResult::keep_state`] must follow before the result is
+    /// used for anything else (until then it has no tree: [`ChunkResult::top`] is empty).
+    pub fn quick(src: String, chunk: &Chunk, test_hooks: bool) -> ChunkResult {
+        if test_hooks && src.contains(TEST_PANIC_MARKER) {
+            panic!("analysis panic requested by the test marker");
+        }
+        let analysis = sdy_analysis::analyze_chunk(&src, &relative(chunk));
+        ChunkResult {
+            src: Arc::new(src),
+            analysis,
+            index: OnceLock::new(),
+            module: OnceLock::new(),
+        }
+    }
+
+    /// Gives a [`ChunkResult::quick`] result of `chunk` what updates need.
+    pub fn keep_state(&mut self, chunk: &Chunk) {
+        let analysis = std::mem::take(&mut self.analysis);
+        self.analysis = analysis.with_incremental_state(&self.src, &relative(chunk));
+    }
+
     /// The analysis of `chunk` of `rope` from `base`, the analysis of an earlier version
     /// of it: the text patched where the trees differ, the analysis updated. Also what it
     /// replaced, to free off the hot path.
@@ -210,7 +232,7 @@ impl Analyzed {
 }
 
 /// The text of `chunk` of `rope`.
-fn chunk_text(rope: &Rope, chunk: &Chunk) -> String {
+pub fn chunk_text(rope: &Rope, chunk: &Chunk) -> String {
     let range = chunk.span.start as usize..chunk.span.end as usize;
     // Exactly sized: a `collect` from the rope would grow (and copy) it up to 2x.
     let mut src = String::with_capacity(range.len());
