@@ -252,7 +252,7 @@ fn run(cx: &WorkerCtx, mut job: Job) {
     if !early {
         cx.sched.done();
     }
-    if !current {
+    if !current && !early {
         drop_later(Box::new((bases, garbage)));
         return; // outdated: requests sent against it may use it; never published
     }
