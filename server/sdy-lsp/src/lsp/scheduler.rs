@@ -170,7 +170,7 @@ fn run(cx: &WorkerCtx, mut job: Job) {
     // Chunks analysed without what updates need (`ChunkResult::quick`): given it after
     // the diagnostics are out, before anything else sees them.
     let mut quick = Vec::new();
-    for (chunk, reused_result) in job.chunks.iter().zip(&reused) {
+    for (i, reused_result) in reused.iter().enumerate() {
         let result = match reused_result {
             Some(r) => Some(r.clone()),
             None => {
@@ -183,15 +183,19 @@ fn run(cx: &WorkerCtx, mut job: Job) {
                     return;
                 }
                 analysed += 1;
-                let what = format!(
-                    "the analysis of {} (bytes {}..{})",
-                    job.uri, chunk.span.start, chunk.span.end
-                );
-                let base = take_base(&mut bases, chunk, job.chunks.len());
-                let r = guard(&what, &cx.out, || match base {
-                    Some(base) => {
+                let span = job.chunks[i].span;
+                let what =
+                    format!("the analysis of {} (bytes {}..{})", job.uri, span.start, span.end);
+                let base = take_base(&mut bases, &job.chunks[i], job.chunks.len());
+                // The update keeps the tree: this revision's copy is handed over.
+                let owned = base
+                    .is_some()
+                    .then(|| Chunk { span, top: std::mem::take(&mut job.chunks[i].top) });
+                let chunk = &job.chunks[i];
+                let r = guard(&what, &cx.out, || match (base, owned) {
+                    (Some(base), Some(owned)) => {
                         let (r, stats, old) =
-                            ChunkResult::update(base, &job.rope, chunk, cx.test_hooks);
+                            ChunkResult::update(base, &job.rope, owned, cx.test_hooks);
                         garbage.push(old);
                         UPDATES[stats.fresh.is_some() as usize].fetch_add(1, Ordering::Relaxed);
                         how.push(match stats.fresh {
@@ -203,7 +207,7 @@ fn run(cx: &WorkerCtx, mut job: Job) {
                         });
                         r
                     }
-                    None => {
+                    _ => {
                         // The text as opened is this chunk's when it is the only one.
                         let text = match job.text.take() {
                             Some(text) if chunk.span.len() as usize == text.len() => text,
@@ -216,7 +220,7 @@ fn run(cx: &WorkerCtx, mut job: Job) {
                 r.ok().map(Arc::new)
             }
         };
-        chunks.push(AnalyzedChunk { span: chunk.span, result });
+        chunks.push(AnalyzedChunk { span: job.chunks[i].span, result });
     }
     let mut analyzed = Analyzed {
         rev: job.rev,
