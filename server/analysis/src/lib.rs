@@ -33,7 +33,7 @@ pub fn parse_chunks(text: &str, split: bool) -> Vec<Chunk> {
 }
 
 /// Everything the analysis knows about one chunk.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct ChunkAnalysis {
     pub model: Model,
     /// Syntax errors (in their order: a failure's chained lines follow its first error),
@@ -71,6 +71,14 @@ impl ChunkAnalysis {
         chunk: Chunk,
     ) -> (ChunkAnalysis, incremental::UpdateStats) {
         incremental::update(self, src, chunk)
+    }
+
+    /// An analysis of [`analyze_chunk`] turned into one of [`analyze_chunk_incremental`]
+    /// (an incremental one is returned as it is): the model is kept, the checks are run
+    /// again recording what they read. The diagnostics stay the same; what it costs
+    /// (about half of a plain analysis) can come after they are shown.
+    pub fn with_incremental_state(self, src: &str, chunk: &Chunk) -> ChunkAnalysis {
+        incremental::keep_state(self, src, chunk)
     }
 
     /// The tree analysed (chunk-relative), if the analysis keeps what updates need.

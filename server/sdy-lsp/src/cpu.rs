@@ -1,5 +1,5 @@
-//! CPU time, for timing traces and benchmarks: on a loaded machine wall time mostly
-//! measures waiting for a core, CPU time does not. Linux only (`None` elsewhere).
+//! CPU time and memory, for timing traces and benchmarks: on a loaded machine wall time
+//! mostly measures waiting for a core, CPU time does not. Linux only (`None` elsewhere).
 
 use std::time::Duration;
 
@@ -34,6 +34,20 @@ pub fn thread() -> Option<Duration> {
     }
     #[cfg(not(target_os = "linux"))]
     None
+}
+
+/// The process's resident memory and its peak (`VmRSS`, `VmHWM`), in MB, for traces.
+pub fn memory() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        let line = status.lines().find(|l| l.starts_with(name))?;
+        let kb: f64 = line[name.len()..].trim().trim_end_matches("kB").trim().parse().ok()?;
+        Some(format!("{:.1}", kb / 1024.0))
+    };
+    match (field("VmRSS:"), field("VmHWM:")) {
+        (Some(rss), Some(peak)) => format!("rss {rss} MB, peak {peak} MB"),
+        _ => "rss unknown".to_string(),
+    }
 }
 
 /// The CPU time spent between two readings (`None` if either is missing).

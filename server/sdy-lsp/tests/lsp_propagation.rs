@@ -384,3 +384,53 @@ async fn modes_on_demand_and_on_save() {
     let h = render_hints(&hints(&mut s, &text).await);
     assert!(sharded(&h) > 0 && !h.contains("(stale)"), "{h}");
 }
+
+/// `onChange`: a burst of edits, each within the debounce of the one before, runs
+/// propagation once, after the burst, on its last version. Each run that lands asks the
+/// client to refresh its inlay hints: the count of those requests is the count of runs.
+#[tokio::test]
+async fn on_change_runs_once_after_a_burst_on_its_last_version() {
+    let mut caps = capabilities(&[]);
+    caps["workspace"] = json!({"inlayHint": {"refreshSupport": true}});
+    let on_change = json!({"propagation": {"mode": "onChange"}});
+    let mut s = TestServer::new();
+    let init = json!({"capabilities": caps, "initializationOptions": on_change});
+    s.request("initialize", init).await.expect("initialize failed");
+    s.notify("initialized", json!({})).await;
+    let original = fixture("propagation.mlir");
+    s.open_and_wait(&original).await;
+    // The run on open.
+    s.wait_for("workspace/inlayHint/refresh").await;
+    let first = render_hints(&hints(&mut s, &original).await);
+
+    // Five edits toggling a written sharding, 20 ms apart (the debounce is 400 ms).
+    let (with_y, without_y) = ("[{}, {\"y\"}]", "[{}, {}]");
+    let mut text = original.clone();
+    for version in 2..=6 {
+        let (from, to) = if version % 2 == 0 { (with_y, without_y) } else { (without_y, with_y) };
+        let (change, next) = lsp_common::replace(&text, from, 0, to);
+        text = next;
+        s.change(URI, version, json!([change])).await;
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let (_, before) = s.wait_for("workspace/inlayHint/refresh").await;
+    // Every version was analysed and published before the one run; none after it.
+    let published: Vec<i64> = before
+        .iter()
+        .filter(|m| m["method"] == "textDocument/publishDiagnostics")
+        .map(|m| m["params"]["version"].as_i64().unwrap())
+        .collect();
+    assert_eq!(published.last(), Some(&6), "{published:?}");
+    while let Some(m) = s.quiet_for(1500).await {
+        assert_ne!(m["method"], "workspace/inlayHint/refresh", "a second run: {m}");
+    }
+
+    // Its results are those of the last version: what a fresh server propagates there.
+    let after = render_hints(&hints(&mut s, &text).await);
+    let mut fresh = start().await;
+    fresh.open_and_wait(&text).await;
+    propagate(&mut fresh, "pipeline").await;
+    assert_eq!(after, render_hints(&hints(&mut fresh, &text).await));
+    assert_ne!(after, first, "the last edit changes the propagated shardings");
+    assert!(!after.contains("(stale)"), "{after}");
+}

@@ -15,6 +15,8 @@
 //! Everything the server sent is recorded, pretty-printed, and compared with
 //! `tests/transcripts/NAME.expected` (`UPDATE_EXPECT=1` rewrites it).
 
+mod lsp_common;
+
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -179,4 +181,57 @@ fn utf8_edits_and_diagnostics() {
 #[test]
 fn panic_then_exit_without_shutdown() {
     run_transcript("panic");
+}
+
+impl Process {
+    /// The next message `pred` accepts (others are skipped).
+    fn wait(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let m = self.next();
+            if pred(&m) {
+                return m;
+            }
+        }
+    }
+}
+
+/// A document over 64 KiB, with every kind of character JSON escapes or encodes: its
+/// `didOpen` takes the stdin thread's way (the text set aside, unescaped in place).
+fn big_text() -> String {
+    let mut text = String::from("sdy.mesh @mesh = <[\"x\"=2]>\r\n");
+    for i in 0..400 {
+        text.push_str(&format!(
+            "func.func @f{i}(%arg0: tensor<4xf32>)\t-> tensor<4xf32> attributes {{n = \"q\\\"é😀\\\\ {i}\"}} {{\r\n  %0 = stablehlo.add %arg0, %missing{i} : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}}\n"
+        ));
+    }
+    assert!(text.len() > 1 << 16);
+    text
+}
+
+/// Through stdio, a big document is the text the client sent, and gets the diagnostics
+/// the in-process server (tower-lsp decoding the message) gives it.
+#[tokio::test]
+async fn a_big_open_is_read_as_sent() {
+    let text = big_text();
+    let mut s = lsp_common::TestServer::start().await;
+    let expected = s.open_and_wait(&text).await;
+    assert!(expected["diagnostics"].as_array().unwrap().len() >= 400, "{expected}");
+
+    let hooks = [("SDY_LSP_TEST_HOOKS".to_string(), "1".to_string())];
+    let mut p = Process::start(&[], &hooks);
+    let caps = lsp_common::capabilities(&[]);
+    p.send(json!({"id": 1, "method": "initialize", "params": {"capabilities": caps}}));
+    p.wait(|m| m["id"] == 1);
+    p.send(json!({"method": "initialized", "params": {}}));
+    let doc = json!({"uri": lsp_common::URI, "languageId": "mlir", "version": 1, "text": text});
+    p.send(json!({"method": "textDocument/didOpen", "params": {"textDocument": doc}}));
+    let got = p.wait(|m| m["method"] == "textDocument/publishDiagnostics");
+    assert_eq!(got["params"], expected);
+    p.send(json!({"id": 2, "method": "sdy/testText", "params": {"uri": lsp_common::URI}}));
+    let server_text = p.wait(|m| m["id"] == 2);
+    assert!(server_text["result"] == text, "the server's text differs from the client's");
+    p.send(json!({"id": 3, "method": "shutdown"}));
+    p.wait(|m| m["id"] == 3);
+    p.send(json!({"method": "exit"}));
+    let _ = p.child.wait();
 }

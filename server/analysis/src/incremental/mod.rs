@@ -99,14 +99,29 @@ pub struct UpdateStats {
 /// A fresh analysis; `keep`: with what updates need.
 pub fn analyze(src: &str, chunk: &Chunk, keep: bool) -> ChunkAnalysis {
     let model = Model::build(chunk);
-    let mut diagnostics = syntax_diags::syntax_diagnostics(chunk);
     if !keep {
+        let mut diagnostics = syntax_diags::syntax_diagnostics(chunk);
         let mut verifier = verify::verify_chunk(&model, src);
         verifier.extend(crate::ide::strings::diagnostics(&model, src, chunk));
         verifier.sort_by_key(|d| d.span.start);
         diagnostics.extend(verifier);
         return ChunkAnalysis { model, diagnostics, state: None };
     }
+    with_state(model, src, chunk)
+}
+
+/// `a` with what updates need (see [`ChunkAnalysis::with_incremental_state`]).
+pub fn keep_state(a: ChunkAnalysis, src: &str, chunk: &Chunk) -> ChunkAnalysis {
+    match a.state {
+        Some(_) => a,
+        None => with_state(a.model, src, chunk),
+    }
+}
+
+/// The diagnostics of `model` (of `chunk`) and what updates need: the checks run
+/// recording what they read.
+fn with_state(model: Model, src: &str, chunk: &Chunk) -> ChunkAnalysis {
+    let mut diagnostics = syntax_diags::syntax_diagnostics(chunk);
     let mut sites = Vec::new();
     syntax_diags::error_sites(&chunk.top, chunk.span.start, &mut sites);
     let mut state = State {
@@ -692,5 +707,31 @@ fn move_diagnostic(d: &mut Diagnostic, p: &Patched) {
         Some(Stage::Entry(o) | Stage::Exit(o) | Stage::SymbolUse(o) | Stage::Dominance(o)) => op(o),
         Some(Stage::ParseAt(at)) => *at = p.pos(*at),
         Some(Stage::SymbolTable) | None => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{analyze_chunk, analyze_chunk_incremental, parse_chunks};
+
+    /// A plain analysis given the incremental state later is an incremental analysis:
+    /// the same diagnostics, and the same after an update.
+    #[test]
+    fn state_given_later_equals_state_kept() {
+        let text = "sdy.mesh @m = <[\"x\"=2]>\nfunc.func @f(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@m, [{\"y\"}]>}) -> tensor<4xf32> {\n  %0 = stablehlo.add %a, %b : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n";
+        let chunk = &parse_chunks(text, false)[0];
+        let kept = analyze_chunk_incremental(text, chunk);
+        let later = analyze_chunk(text, chunk).with_incremental_state(text, chunk);
+        assert!(kept.diagnostics.len() >= 2, "{:?}", kept.diagnostics);
+        assert_eq!(later.diagnostics, kept.diagnostics);
+        assert!(later.tree().is_some());
+
+        let edited = text.replace("%a, %b", "%a, %a");
+        let chunk = &parse_chunks(&edited, false)[0];
+        let (a, _) = kept.update(&edited, chunk);
+        let (b, stats) = later.update(&edited, chunk);
+        assert_eq!(a.diagnostics, b.diagnostics);
+        assert_eq!(b.diagnostics, analyze_chunk(&edited, chunk).diagnostics);
+        assert!(stats.fresh.is_none() || stats.fresh == Some("trees differ"), "{stats:?}");
     }
 }

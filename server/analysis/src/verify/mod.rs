@@ -295,17 +295,17 @@ pub fn verify_module(
 /// verification, symbol uses, then our own hints; sorted by position, then [`Order`].
 pub fn verify_chunk(model: &Model, src: &str) -> Vec<Diagnostic> {
     let cx = Ctx::new(model, src);
-    let units: Vec<OpUnit> = verify_ops(model, src);
+    let units = verify_ops(model, src);
     let mut out: Vec<Ordered> = Vec::new();
     let mut forward = Vec::new();
     let mut dominance = Vec::new();
     let mut outside = Vec::new();
-    for (id, unit) in units.into_iter().enumerate() {
+    for (id, unit) in units {
         if unit.dominance {
-            dominance.push(id as OpId);
+            dominance.push(id);
         }
         if unit.outside_use {
-            outside.push(id as OpId);
+            outside.push(id);
         }
         forward.extend(unit.forward);
         out.extend(unit.diags);
@@ -326,11 +326,16 @@ pub fn verify_chunk(model: &Model, src: &str) -> Vec<Diagnostic> {
 }
 
 /// [`verify_op`] for every op, on two threads for big modules.
-pub fn verify_ops(model: &Model, src: &str) -> Vec<OpUnit> {
+/// Only the units that found something are kept: most ops' are empty, and a table of all
+/// of them was megabytes of fresh memory on a big file.
+fn verify_ops(model: &Model, src: &str) -> Vec<(OpId, OpUnit)> {
     let n = model.ops.len() as OpId;
     let run = |range: std::ops::Range<OpId>| {
         let cx = Ctx::new(model, src);
-        range.map(|id| verify_op(&cx, id)).collect::<Vec<_>>()
+        range
+            .map(|id| (id, verify_op(&cx, id)))
+            .filter(|(_, unit)| !unit.is_empty())
+            .collect::<Vec<_>>()
     };
     if n < 4096 {
         return run(0..n);

@@ -59,13 +59,36 @@ impl ChunkResult {
         }
     }
 
+    /// [`ChunkResult::with_text`] without what updates need, for the first diagnostics
+    /// of a chunk sooner: [`ChunkResult::keep_state`] must follow before the result is
+    /// used for anything else (until then it has no tree: [`ChunkResult::top`] is empty).
+    pub fn quick(src: String, chunk: &Chunk, test_hooks: bool) -> ChunkResult {
+        if test_hooks && src.contains(TEST_PANIC_MARKER) {
+            panic!("analysis panic requested by the test marker");
+        }
+        let analysis = sdy_analysis::analyze_chunk(&src, &relative(chunk));
+        ChunkResult {
+            src: Arc::new(src),
+            analysis,
+            index: OnceLock::new(),
+            module: OnceLock::new(),
+        }
+    }
+
+    /// Gives a [`ChunkResult::quick`] result of `chunk` what updates need.
+    pub fn keep_state(&mut self, chunk: &Chunk) {
+        let analysis = std::mem::take(&mut self.analysis);
+        self.analysis = analysis.with_incremental_state(&self.src, &relative(chunk));
+    }
+
     /// The analysis of `chunk` of `rope` from `base`, the analysis of an earlier version
     /// of it: the text patched where the trees differ, the analysis updated. Also what it
-    /// replaced, to free off the hot path.
+    /// replaced, to free off the hot path. The analysis keeps `chunk`'s tree (taken, not
+    /// copied: a real export has tens of thousands of top-level statements).
     pub fn update(
         base: Arc<ChunkResult>,
         rope: &Rope,
-        chunk: &Chunk,
+        chunk: Chunk,
         test_hooks: bool,
     ) -> (ChunkResult, UpdateStats, Garbage) {
         // Unless a request still holds it, the base is taken over, not copied.
@@ -73,12 +96,13 @@ impl ChunkResult {
             Ok(b) => (b.src, b.analysis),
             Err(shared) => (shared.src.clone(), shared.analysis.clone()),
         };
-        let relative = relative(chunk);
-        let len = chunk.span.len() as usize;
+        let span = chunk.span;
+        let relative = Chunk { span: Span::new(0, span.len()), top: chunk.top };
+        let len = span.len() as usize;
         let src = match analysis.changed_text(&relative) {
             Some((from, to, delta)) if src.len() as i64 + delta == len as i64 => {
                 let mut src = Arc::try_unwrap(src).unwrap_or_else(|s| (*s).clone());
-                let at = chunk.span.start as usize;
+                let at = span.start as usize;
                 let new_to = (to as i64 + delta) as usize;
                 let piece: Cow<str> = rope.byte_slice(at + from as usize..at + new_to).into();
                 src.replace_range(from as usize..to as usize, &piece);
@@ -86,22 +110,22 @@ impl ChunkResult {
                 // them did: edits analysed at once can change whitespace or a comment
                 // elsewhere and keep its length. The text is compared (a memcmp), and
                 // such an update is done afresh.
-                if !same_text(&src, rope, chunk) {
+                if !same_text(&src, rope, span) {
                     drop(analysis);
                     let stats = UpdateStats {
                         fresh: Some("text changed between the statements"),
                         ..UpdateStats::default()
                     };
-                    let text = chunk_text(rope, chunk);
+                    let text = span_text(rope, span);
                     return (
-                        ChunkResult::with_text(text, chunk, test_hooks),
+                        ChunkResult::with_text(text, &relative, test_hooks),
                         stats,
                         Garbage::default(),
                     );
                 }
                 src
             }
-            _ => chunk_text(rope, chunk),
+            _ => span_text(rope, span),
         };
         if test_hooks && src.contains(TEST_PANIC_MARKER) {
             panic!("analysis panic requested by the test marker");
@@ -210,8 +234,13 @@ impl Analyzed {
 }
 
 /// The text of `chunk` of `rope`.
-fn chunk_text(rope: &Rope, chunk: &Chunk) -> String {
-    let range = chunk.span.start as usize..chunk.span.end as usize;
+pub fn chunk_text(rope: &Rope, chunk: &Chunk) -> String {
+    span_text(rope, chunk.span)
+}
+
+/// The text of `span` of `rope`.
+fn span_text(rope: &Rope, span: Span) -> String {
+    let range = span.start as usize..span.end as usize;
     // Exactly sized: a `collect` from the rope would grow (and copy) it up to 2x.
     let mut src = String::with_capacity(range.len());
     for piece in rope.byte_slice(range).chunks() {
@@ -220,9 +249,9 @@ fn chunk_text(rope: &Rope, chunk: &Chunk) -> String {
     src
 }
 
-/// Whether `src` is the text of `chunk` of `rope`.
-fn same_text(src: &str, rope: &Rope, chunk: &Chunk) -> bool {
-    let range = chunk.span.start as usize..chunk.span.end as usize;
+/// Whether `src` is the text of `span` of `rope`.
+fn same_text(src: &str, rope: &Rope, span: Span) -> bool {
+    let range = span.start as usize..span.end as usize;
     if src.len() != range.len() {
         return false;
     }

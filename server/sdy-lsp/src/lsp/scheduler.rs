@@ -18,7 +18,7 @@
 //!   result (and no diagnostics) until it changes, the rest of the document is analysed
 //!   as usual.
 
-use super::analysis::{reuse, Analyzed, AnalyzedChunk, ChunkResult};
+use super::analysis::{chunk_text, reuse, Analyzed, AnalyzedChunk, ChunkResult};
 use super::capabilities::ClientConfig;
 use super::diagnostics;
 use super::documents::{Documents, Job};
@@ -167,27 +167,35 @@ fn run(cx: &WorkerCtx, mut job: Job) {
     let mut how = Vec::new();
     // What the updates replaced: freed after the diagnostics are out.
     let mut garbage = Vec::new();
-    for (chunk, reused_result) in job.chunks.iter().zip(&reused) {
+    // Chunks analysed without what updates need (`ChunkResult::quick`): given it after
+    // the diagnostics are out, before anything else sees them.
+    let mut quick = Vec::new();
+    for (i, reused_result) in reused.iter().enumerate() {
         let result = match reused_result {
             Some(r) => Some(r.clone()),
             None => {
                 if job.outdated() {
                     // Keep what is done, and what was to be reused, for the next revision.
+                    keep_state(&mut chunks, &quick, &job.chunks);
                     let done = chunks.iter().filter_map(|c: &AnalyzedChunk| c.result.clone());
                     let keep = done.chain(reused.into_iter().flatten()).chain(bases);
                     cx.docs.store(&job, None, keep.collect());
                     return;
                 }
                 analysed += 1;
-                let what = format!(
-                    "the analysis of {} (bytes {}..{})",
-                    job.uri, chunk.span.start, chunk.span.end
-                );
-                let base = take_base(&mut bases, chunk, job.chunks.len());
-                let r = guard(&what, &cx.out, || match base {
-                    Some(base) => {
+                let span = job.chunks[i].span;
+                let what =
+                    format!("the analysis of {} (bytes {}..{})", job.uri, span.start, span.end);
+                let base = take_base(&mut bases, &job.chunks[i], job.chunks.len());
+                // The update keeps the tree: this revision's copy is handed over.
+                let owned = base
+                    .is_some()
+                    .then(|| Chunk { span, top: std::mem::take(&mut job.chunks[i].top) });
+                let chunk = &job.chunks[i];
+                let r = guard(&what, &cx.out, || match (base, owned) {
+                    (Some(base), Some(owned)) => {
                         let (r, stats, old) =
-                            ChunkResult::update(base, &job.rope, chunk, cx.test_hooks);
+                            ChunkResult::update(base, &job.rope, owned, cx.test_hooks);
                         garbage.push(old);
                         UPDATES[stats.fresh.is_some() as usize].fetch_add(1, Ordering::Relaxed);
                         how.push(match stats.fresh {
@@ -199,40 +207,62 @@ fn run(cx: &WorkerCtx, mut job: Job) {
                         });
                         r
                     }
-                    None => match job.text.take() {
+                    _ => {
                         // The text as opened is this chunk's when it is the only one.
-                        Some(text) if chunk.span.len() as usize == text.len() => {
-                            ChunkResult::with_text(text, chunk, cx.test_hooks)
-                        }
-                        _ => ChunkResult::compute(&job.rope, chunk, cx.test_hooks),
-                    },
+                        let text = match job.text.take() {
+                            Some(text) if chunk.span.len() as usize == text.len() => text,
+                            _ => chunk_text(&job.rope, chunk),
+                        };
+                        quick.push(chunks.len());
+                        ChunkResult::quick(text, chunk, cx.test_hooks)
+                    }
                 });
                 r.ok().map(Arc::new)
             }
         };
-        chunks.push(AnalyzedChunk { span: chunk.span, result });
+        chunks.push(AnalyzedChunk { span: job.chunks[i].span, result });
     }
-    let analyzed = Arc::new(Analyzed {
+    let mut analyzed = Analyzed {
         rev: job.rev,
         version: job.version,
         rope: job.rope.clone(),
         lines: job.lines.clone(),
         chunks,
-    });
+    };
     let t_analysis = t0.elapsed();
+    let config = cx.config.get().cloned().unwrap_or_default();
+    let publish = |analyzed: &Analyzed| {
+        let items = guard("converting diagnostics", &cx.out, || {
+            diagnostics::to_lsp(analyzed, &job.uri, &config)
+        });
+        if let Ok(items) = items {
+            let uri = job.uri.clone();
+            cx.out.send(Outgoing::Diagnostics { uri, version: job.version, rev: job.rev, items });
+        }
+    };
+    // The diagnostics of quick results go out first (the publisher drops them if the
+    // document moved on); requests wait for the stored analysis.
+    let early = !quick.is_empty() && !job.outdated();
+    let mut queued = t_analysis;
+    if early {
+        cx.sched.done();
+        publish(&analyzed);
+        queued = t0.elapsed();
+    }
+    keep_state(&mut analyzed.chunks, &quick, &job.chunks);
+    let t_state = t0.elapsed();
+    let analyzed = Arc::new(analyzed);
     let current = cx.docs.store(&job, Some(analyzed.clone()), Vec::new());
-    cx.sched.done();
-    if !current {
+    if !early {
+        cx.sched.done();
+    }
+    if !current && !early {
         drop_later(Box::new((bases, garbage)));
         return; // outdated: requests sent against it may use it; never published
     }
-    let config = cx.config.get().cloned().unwrap_or_default();
-    let items = guard("converting diagnostics", &cx.out, || {
-        diagnostics::to_lsp(&analyzed, &job.uri, &config)
-    });
-    if let Ok(items) = items {
-        let uri = job.uri.clone();
-        cx.out.send(Outgoing::Diagnostics { uri, version: job.version, rev: job.rev, items });
+    if !early {
+        publish(&analyzed);
+        queued = t0.elapsed();
     }
     if config.trace_timing {
         let cpu = match (cpu0, crate::cpu::process()) {
@@ -240,18 +270,34 @@ fn run(cx: &WorkerCtx, mut job: Job) {
             _ => String::new(),
         };
         eprintln!(
-            "sdy-lsp: {} rev {}: analysed {analysed} of {} chunks in {:.1} ms{}, queued diagnostics at {:.1} ms{cpu}",
+            "sdy-lsp: {} rev {}: analysed {analysed} of {} chunks in {:.1} ms{}, queued diagnostics at {:.1} ms{}{cpu}, {}",
             job.uri,
             job.rev,
             job.chunks.len(),
             t_analysis.as_secs_f64() * 1e3,
             if how.is_empty() { String::new() } else { format!(" ({})", how.join(", ")) },
-            t0.elapsed().as_secs_f64() * 1e3
+            queued.as_secs_f64() * 1e3,
+            if quick.is_empty() {
+                String::new()
+            } else {
+                format!(", incremental state kept at {:.1} ms", t_state.as_secs_f64() * 1e3)
+            },
+            crate::cpu::memory()
         );
     }
     // Unused bases and what the updates replaced are freed on another thread: walking
     // big child lists takes a few ms, which the next edit would otherwise wait for.
     drop_later(Box::new((bases, garbage)));
+}
+
+/// Gives the quick results among `chunks` (indices `quick`) what updates need.
+fn keep_state(chunks: &mut [AnalyzedChunk], quick: &[usize], of: &[Chunk]) {
+    for &i in quick {
+        // Nothing else holds them yet.
+        if let Some(r) = chunks[i].result.as_mut().and_then(Arc::get_mut) {
+            r.keep_state(&of[i]);
+        }
+    }
 }
 
 /// Frees `x` on a background thread (at once if it cannot be started).

@@ -159,17 +159,20 @@ impl LanguageServer for Server {
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
         let d = params.text_document;
         let uri = d.uri.clone();
+        let text = super::stdin::take(d.text);
         let t0 = std::time::Instant::now();
-        let opened =
-            self.notify("textDocument/didOpen", || self.docs.open(d.uri, d.version, d.text));
+        let received = self.config().trace_timing.then(crate::cpu::memory);
+        let opened = self.notify("textDocument/didOpen", || self.docs.open(d.uri, d.version, text));
         if opened.is_some() {
             self.sched.request(&uri, Trigger::Open);
             self.prop.on_open(&uri);
         }
         if self.config().trace_timing {
             eprintln!(
-                "sdy-lsp: {uri}: opened (parsed) in {:.1} ms",
-                t0.elapsed().as_secs_f64() * 1e3
+                "sdy-lsp: {uri}: opened (parsed) in {:.1} ms, {}; on receipt {}",
+                t0.elapsed().as_secs_f64() * 1e3,
+                crate::cpu::memory(),
+                received.unwrap_or_default()
             );
         }
     }
