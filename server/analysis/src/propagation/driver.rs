@@ -186,7 +186,7 @@ impl<'a> Driver<'a> {
         let n = &self.g.nodes[i];
         let ty = |v: ValueId| tensor_type(self.m.ty(v).unwrap_or(""));
         OpDesc {
-            name: n.name.clone(),
+            name: n.name.to_string(),
             operands: n.operands.iter().map(|&v| ty(v)).collect(),
             results: n.results.iter().map(|&v| ty(v)).collect(),
             ..Default::default()
@@ -370,7 +370,7 @@ impl<'a> Driver<'a> {
             Some(Def::Result { op: d, .. }) => {
                 let p = &self.g.nodes[d].path;
                 let (last, parent) = p.split_last().expect("non-root");
-                let mut parent = parent.to_vec();
+                let mut parent = Path::from(parent);
                 parent.push((last.0, last.1, 0));
                 (parent, last.2 + 1)
             }

@@ -7,13 +7,19 @@
 use super::axis;
 use crate::print::ir::{Attr, Module, Op, Syntax, ValueId};
 use crate::print::sdy::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
+use sdy_syntax::tree::Str;
+use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
 pub type OpIdx = usize;
 
-/// An op's (region, block, op) steps from the top `builtin.module`.
-pub type Path = Vec<(usize, usize, usize)>;
+/// An op's (region, block, op) steps from the top `builtin.module` (inline: the index
+/// is rebuilt after most passes, and ops rarely nest deeper).
+pub type Path = SmallVec<[(usize, usize, usize); 4]>;
+
+/// An op's operands or results (inline for the usual few).
+pub type Values = SmallVec<[ValueId; 4]>;
 
 /// Where to insert: (parent op path, region, block, index).
 pub type InsertPoint = (Path, usize, usize, usize);
@@ -30,9 +36,9 @@ pub struct Node {
     /// (region, block, op) steps from the top `builtin.module`.
     pub path: Path,
     pub parent: Option<OpIdx>,
-    pub name: String,
-    pub operands: Vec<ValueId>,
-    pub results: Vec<ValueId>,
+    pub name: Str,
+    pub operands: Values,
+    pub results: Values,
     /// Per region, per block: the block arguments.
     pub args: Vec<Vec<Vec<ValueId>>>,
     /// Per region, per block: the ops.
@@ -194,7 +200,7 @@ pub fn remove_ops(m: &mut Module, paths: impl IntoIterator<Item = Path>) {
     let mut by_block: HashMap<(Path, usize, usize), Vec<usize>> = HashMap::new();
     for p in paths {
         let Some((&(r, b, i), parent)) = p.split_last() else { continue };
-        by_block.entry((parent.to_vec(), r, b)).or_default().push(i);
+        by_block.entry((Path::from(parent), r, b)).or_default().push(i);
     }
     let mut blocks: Vec<_> = by_block.into_iter().collect();
     blocks.sort_by(|(a, _), (b, _)| b.0.len().cmp(&a.0.len()).then_with(|| a.cmp(b)));
@@ -230,7 +236,7 @@ pub fn op_at_path_mut<'m>(m: &'m mut Module, path: &[(usize, usize, usize)]) -> 
 
 /// The operands in MLIR's order: the custom form of `stablehlo.reduce` lists them as
 /// `(%in0 init: %i0), (%in1 init: %i1)` for `(%in0, %in1, %i0, %i1)`.
-pub fn mlir_operands(op: &Op) -> Vec<ValueId> {
+pub fn mlir_operands(op: &Op) -> Values {
     let n = op.operands.len();
     if op.name == "stablehlo.reduce"
         && matches!(op.syntax, Syntax::Custom(_))
@@ -241,7 +247,7 @@ pub fn mlir_operands(op: &Op) -> Vec<ValueId> {
             .chain((0..n / 2).map(|i| op.operands[2 * i + 1]))
             .collect()
     } else {
-        op.operands.clone()
+        op.operands.iter().copied().collect()
     }
 }
 
@@ -291,7 +297,7 @@ impl Graph {
             defs: vec![None; m.values.len()],
             ..Default::default()
         };
-        g.visit(&m.top, Vec::new(), None);
+        g.visit(&m.top, Path::new(), None);
         g.index_uses();
         g.erased = vec![false; g.nodes.len()];
         for (i, n) in g.nodes.iter().enumerate() {
@@ -344,7 +350,7 @@ impl Graph {
             base: lo.min(hi),
             ..Default::default()
         };
-        g.visit(op, path.to_vec(), None);
+        g.visit(op, Path::from(path), None);
         g.index_uses();
         g.erased = vec![false; g.nodes.len()];
         g
@@ -412,7 +418,7 @@ impl Graph {
             parent,
             name: op.name.clone(),
             operands,
-            results: op.results.clone(),
+            results: op.results.iter().copied().collect(),
             args: op
                 .regions
                 .iter()
@@ -903,7 +909,7 @@ pub fn per_value(a: Option<&Attr>) -> Option<Vec<TensorSharding>> {
 
 pub fn manual_axes(op: &Op) -> Vec<String> {
     match op.prop("manual_axes") {
-        Some(Attr::AxisList(v)) => v.iter().map(|a| a.name.clone()).collect(),
+        Some(Attr::AxisList(v)) => v.iter().map(|a| a.name.to_string()).collect(),
         _ => Vec::new(),
     }
 }
@@ -929,11 +935,11 @@ pub fn replicated_sharding(mesh: &MeshRef, rank: usize, closed: bool) -> TensorS
 }
 
 fn first_free(axes: &[AxisRef], manual: &[String]) -> usize {
-    axes.iter().position(|a| !manual.contains(&a.name)).unwrap_or(axes.len())
+    axes.iter().position(|a| !manual.iter().any(|m| *m == a.name)).unwrap_or(axes.len())
 }
 
 fn filter_free(axes: &[AxisRef], manual: &[String]) -> Vec<AxisRef> {
-    axes.iter().filter(|a| !manual.contains(&a.name)).cloned().collect()
+    axes.iter().filter(|a| !manual.iter().any(|m| *m == a.name)).cloned().collect()
 }
 
 /// Removes the manual axes (the leading axes of each dimension, and from the
