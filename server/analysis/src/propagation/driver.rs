@@ -76,6 +76,8 @@ pub struct Driver<'a> {
     pub rules: Vec<Option<Option<std::sync::Arc<OpShardingRule>>>>,
     /// Ops whose rule was created (attached) during this pass.
     pub created: HashSet<OpIdx>,
+    /// By op: what its last visit that changed nothing read.
+    quiet: Vec<Option<Quiet>>,
     pub conservative: bool,
     pub group_of: HashMap<ValueId, i64>,
     pub groups: BTreeMap<i64, Vec<ValueId>>,
@@ -86,6 +88,29 @@ pub struct Driver<'a> {
     pub tracer: Option<Box<dyn Tracer>>,
     /// The propagation phase now running (reported to the tracer).
     pub phase: Phase,
+}
+
+/// What a visit of an op that wrote nothing read: the factor strategy, the directions
+/// and the shardings. A visit reading the same (same op, so same rule and mesh) would
+/// compute the same nothing, so it is skipped.
+struct Quiet {
+    strategy: Strategy,
+    dirs: Vec<Direction>,
+    shardings: Vec<Option<TensorSharding>>,
+}
+
+impl Quiet {
+    fn matches(
+        &self,
+        strategy: Strategy,
+        dirs: &[Direction],
+        all: &[Option<&TensorSharding>],
+    ) -> bool {
+        self.strategy == strategy
+            && self.dirs == dirs
+            && self.shardings.len() == all.len()
+            && self.shardings.iter().zip(all).all(|(a, b)| a.as_ref() == *b)
+    }
 }
 
 /// Where in the strategy hierarchy the driver is.
@@ -116,6 +141,7 @@ impl<'a> Driver<'a> {
             by_origin,
             rules: Vec::new(),
             created: HashSet::new(),
+            quiet: Vec::new(),
             conservative,
             group_of: HashMap::new(),
             groups: BTreeMap::new(),
@@ -134,6 +160,7 @@ impl<'a> Driver<'a> {
     pub fn rebuild(&mut self) {
         self.g = Graph::build(self.m);
         self.rules.clear();
+        self.quiet.clear();
         self.created.clear();
         self.build_groups();
     }
@@ -386,6 +413,7 @@ impl<'a> Driver<'a> {
         owner.regions[last.0].blocks[last.1].ops.insert(index, op);
         self.g = Graph::build(self.m);
         self.rules.clear();
+        self.quiet.clear();
         self.created.clear();
         nv
     }
@@ -759,7 +787,7 @@ impl<'a> Driver<'a> {
     ) -> bool {
         let n_o = operands.len();
         let slot = |i: usize| if i < n_o { operands[i] } else { results[i - n_o] };
-        let (writes, trace) = {
+        let (writes, trace, quiet) = {
             let sh: Vec<Option<Cow<'_, TensorSharding>>> =
                 operands.iter().chain(results).map(|&s| self.slot_ref(s)).collect();
             let all: Vec<Option<&TensorSharding>> = sh.iter().map(|s| s.as_deref()).collect();
@@ -767,8 +795,6 @@ impl<'a> Driver<'a> {
             if mesh.axes.is_empty() && mesh.device_ids.len() == 1 {
                 return false;
             }
-            let mut proj = Projection::build_refs(&all[..n_o], &all[n_o..], rule, mesh, false);
-            let before = if self.tracer.is_some() { Some(proj.clone()) } else { None };
             // The part of the direction that does not depend on the factor, once per visit.
             let op_dir = match dir {
                 DirMode::Fn(df) => self.op_direction(op, df),
@@ -786,6 +812,20 @@ impl<'a> Driver<'a> {
                     }
                 })
                 .collect();
+            // Calls that notify are the visits of op `op` (one call each, with its own
+            // rule); the tracer wants every step.
+            let memo = notify && self.tracer.is_none();
+            if memo
+                && self
+                    .quiet
+                    .get(op)
+                    .and_then(Option::as_ref)
+                    .is_some_and(|q| q.matches(strategy, &dirs, &all))
+            {
+                return false;
+            }
+            let mut proj = Projection::build_refs(&all[..n_o], &all[n_o..], rule, mesh, false);
+            let before = if self.tracer.is_some() { Some(proj.clone()) } else { None };
             let dir_of = |f: usize| dirs[f];
             let up = match strategy {
                 Strategy::Basic => {
@@ -822,8 +862,19 @@ impl<'a> Driver<'a> {
                 let old: Vec<Option<TensorSharding>> = all.iter().map(|s| s.cloned()).collect();
                 (b, proj, old, mesh.clone())
             });
-            (writes, trace)
+            let quiet = (memo && writes.is_empty()).then(|| Quiet {
+                strategy,
+                dirs,
+                shardings: all.iter().map(|s| s.cloned()).collect(),
+            });
+            (writes, trace, quiet)
         };
+        if let Some(q) = quiet {
+            if self.quiet.len() <= op {
+                self.quiet.resize_with(self.g.nodes.len().max(op + 1), || None);
+            }
+            self.quiet[op] = Some(q);
+        }
         let mut written: Vec<Option<TensorSharding>> = Vec::new();
         if trace.is_some() {
             written = vec![None; n_o + results.len()];
