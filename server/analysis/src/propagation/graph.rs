@@ -7,6 +7,7 @@
 use super::axis;
 use crate::print::ir::{Attr, Module, Op, Syntax, ValueId};
 use crate::print::sdy::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
+use rustc_hash::FxHashMap;
 use sdy_syntax::tree::Str;
 use smallvec::SmallVec;
 use std::borrow::Cow;
@@ -111,11 +112,11 @@ pub struct Graph {
     pending_uses: Vec<(ValueId, OpIdx, usize)>,
     pub erased: Vec<bool>,
     /// `func.func` symbol -> op.
-    pub funcs: HashMap<String, OpIdx>,
+    pub funcs: FxHashMap<String, OpIdx>,
     /// Function symbol -> the `func.call` ops calling it.
-    pub callers: HashMap<String, Vec<OpIdx>>,
-    /// `sdy.mesh` symbol -> mesh.
-    pub meshes: HashMap<String, Mesh>,
+    pub callers: FxHashMap<String, Vec<OpIdx>>,
+    /// `sdy.mesh` symbol -> mesh (looked up on every propagation step).
+    pub meshes: FxHashMap<String, Mesh>,
     /// The meshes in declaration order (name, mesh).
     pub mesh_list: Vec<(String, Mesh)>,
     /// The smallest value id indexed: `defs[0]` and the first uses are this value's (a
@@ -185,11 +186,14 @@ impl GraphCache {
     }
 }
 
-/// The number of ops in `op` (itself included).
-fn count_ops(op: &Op) -> usize {
-    let mut n = 0;
-    op.walk(&mut |_| n += 1);
-    n
+/// The number of ops in `op` (itself included) and of their operands.
+fn count_ops(op: &Op) -> (usize, usize) {
+    let (mut n, mut uses) = (0, 0);
+    op.walk(&mut |o| {
+        n += 1;
+        uses += o.operands.len();
+    });
+    (n, uses)
 }
 
 /// Removes the ops at `paths` (module paths of distinct ops): what removing them one
@@ -247,7 +251,7 @@ pub fn mlir_operands(op: &Op) -> Values {
             .chain((0..n / 2).map(|i| op.operands[2 * i + 1]))
             .collect()
     } else {
-        op.operands.iter().copied().collect()
+        Values::from_slice(&op.operands)
     }
 }
 
@@ -292,9 +296,11 @@ pub fn is_collective(name: &str) -> bool {
 
 impl Graph {
     pub fn build(m: &Module) -> Graph {
+        let (ops, uses) = count_ops(&m.top);
         let mut g = Graph {
-            nodes: Vec::with_capacity(count_ops(&m.top)),
+            nodes: Vec::with_capacity(ops),
             defs: vec![None; m.values.len()],
+            pending_uses: Vec::with_capacity(uses),
             ..Default::default()
         };
         g.visit(&m.top, Path::new(), None);
@@ -418,7 +424,7 @@ impl Graph {
             parent,
             name: op.name.clone(),
             operands,
-            results: op.results.iter().copied().collect(),
+            results: Values::from_slice(&op.results),
             args: op
                 .regions
                 .iter()
