@@ -13,6 +13,7 @@ use crate::model::{Model, OpId};
 use crate::print::ir::{Attr, Module, Op, ValueId};
 use crate::print::sdy::{Mesh, MeshRef, TensorSharding};
 use crate::rules::{self, OpDesc, OpShardingRule, RuleLookup, RuleOptions, Unknown};
+use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -95,7 +96,7 @@ pub struct Driver<'a> {
 /// compute the same nothing, so it is skipped.
 struct Quiet {
     strategy: Strategy,
-    dirs: Vec<Direction>,
+    dirs: SmallVec<[Direction; 8]>,
     shardings: Vec<Option<TensorSharding>>,
 }
 
@@ -107,7 +108,7 @@ impl Quiet {
         all: &[Option<&TensorSharding>],
     ) -> bool {
         self.strategy == strategy
-            && self.dirs == dirs
+            && self.dirs[..] == *dirs
             && self.shardings.len() == all.len()
             && self.shardings.iter().zip(all).all(|(a, b)| a.as_ref() == *b)
     }
@@ -648,8 +649,10 @@ impl<'a> Driver<'a> {
                 {
                     return;
                 }
-                let operands: Vec<Slot> = n.operands.iter().map(|&v| Slot::Value(v)).collect();
-                let results: Vec<Slot> = n.results.iter().map(|&v| Slot::Value(v)).collect();
+                let operands: SmallVec<[Slot; 4]> =
+                    n.operands.iter().map(|&v| Slot::Value(v)).collect();
+                let results: SmallVec<[Slot; 4]> =
+                    n.results.iter().map(|&v| Slot::Value(v)).collect();
                 self.propagate_tensors(
                     op,
                     &operands,
@@ -788,9 +791,10 @@ impl<'a> Driver<'a> {
         let n_o = operands.len();
         let slot = |i: usize| if i < n_o { operands[i] } else { results[i - n_o] };
         let (writes, trace, quiet) = {
-            let sh: Vec<Option<Cow<'_, TensorSharding>>> =
+            let sh: SmallVec<[Option<Cow<'_, TensorSharding>>; 4]> =
                 operands.iter().chain(results).map(|&s| self.slot_ref(s)).collect();
-            let all: Vec<Option<&TensorSharding>> = sh.iter().map(|s| s.as_deref()).collect();
+            let all: SmallVec<[Option<&TensorSharding>; 4]> =
+                sh.iter().map(|s| s.as_deref()).collect();
             let Some((mesh_ref, mesh)) = self.common_mesh_ref(&all) else { return false };
             if mesh.axes.is_empty() && mesh.device_ids.len() == 1 {
                 return false;
@@ -800,7 +804,7 @@ impl<'a> Driver<'a> {
                 DirMode::Fn(df) => self.op_direction(op, df),
                 DirMode::Fixed(d) => d,
             };
-            let dirs: Vec<Direction> = (0..rule.factor_sizes.len())
+            let dirs: SmallVec<[Direction; 8]> = (0..rule.factor_sizes.len())
                 .map(|f| {
                     if rule.is_blocked(f) {
                         Direction::None
