@@ -420,7 +420,10 @@ impl Builder<'_> {
     // ----- ops -----
 
     fn op(&mut self, t: &tree::Op, abs: u32, results: Vec<ValueId>) -> Op {
-        let name = t.full_name().to_string();
+        let name: tree::Str = match t.full_name() {
+            n if n == &*t.name.text => t.name.text.clone(),
+            n => n.into(),
+        };
         let operands: Vec<ValueId> = t.operands.iter().map(|r| self.resolve(r)).collect();
         let mut op = Op {
             origin: Some(abs),
@@ -850,7 +853,7 @@ fn reduce_template(op: &mut Op, t: &mut Template, values: &[ValueInfo]) {
         return;
     };
     if reduce_is_compact(op, values) {
-        let inner = op.regions[0].blocks[0].ops[0].name.clone();
+        let inner = op.regions[0].blocks[0].ops[0].name.to_string();
         t.pieces.truncate(k);
         if let Some(a) = t.pieces.iter().position(|p| p.kind == PieceKind::Text("across".into())) {
             t.pieces.insert(a, Piece { space_before: true, kind: PieceKind::Text(inner) });

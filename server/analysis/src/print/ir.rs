@@ -8,6 +8,7 @@
 //! IR. Ops made by a pass have no origin.
 
 pub use super::attr::{Attr, NamedAttr};
+use sdy_syntax::tree::Str;
 
 /// An SSA value: an index into [`Module::values`].
 pub type ValueId = u32;
@@ -40,8 +41,9 @@ pub struct Block {
 pub struct Op {
     /// Absolute document offset of the op's start, for ops read from the source.
     pub origin: Option<u32>,
-    /// The full op name (`func.func`, `stablehlo.add`, `sdy.reshard`).
-    pub name: String,
+    /// The full op name (`func.func`, `stablehlo.add`, `sdy.reshard`); shared, not
+    /// copied, by the copies of the op and the propagation index.
+    pub name: Str,
     pub results: Vec<ValueId>,
     pub operands: Vec<ValueId>,
     /// Inherent attributes (MLIR properties), by name: `sharding`, `out_sharding`,
@@ -152,7 +154,7 @@ impl Op {
     ) -> Op {
         Op {
             origin: None,
-            name: name.to_string(),
+            name: name.into(),
             results,
             operands,
             props,

@@ -4,19 +4,20 @@
 
 use super::attr::escape_string;
 use sdy_syntax::sdy::*;
+use sdy_syntax::tree::Str;
 use std::fmt::{self, Write};
 
 /// `"a"` or `"a":(2)4`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AxisRef {
-    /// The axis name (escapes decoded).
-    pub name: String,
+    /// The axis name (escapes decoded; inline when short, so copies do not allocate).
+    pub name: Str,
     /// `(pre_size, size)` of a sub-axis.
     pub sub: Option<(i64, i64)>,
 }
 
 impl AxisRef {
-    pub fn full(name: impl Into<String>) -> AxisRef {
+    pub fn full(name: impl Into<Str>) -> AxisRef {
         AxisRef { name: name.into(), sub: None }
     }
 }
@@ -352,7 +353,7 @@ pub fn unescape(raw: &str) -> String {
 }
 
 pub fn axis_ref(a: &AxisRefAst) -> AxisRef {
-    AxisRef { name: unescape(&a.name), sub: a.sub.map(|s| (s.pre_size, s.size)) }
+    AxisRef { name: unescape(&a.name).into(), sub: a.sub.map(|s| (s.pre_size, s.size)) }
 }
 
 pub fn axis_refs(v: &[AxisRefAst]) -> Vec<AxisRef> {

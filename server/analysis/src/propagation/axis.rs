@@ -11,7 +11,7 @@ pub fn mesh_axis_size(mesh: &Mesh, name: &str) -> i64 {
 
 /// `"name":(pre)size`.
 pub fn sub_axis(name: &str, pre: i64, size: i64) -> AxisRef {
-    AxisRef { name: name.to_string(), sub: Some((pre, size)) }
+    AxisRef { name: name.into(), sub: Some((pre, size)) }
 }
 
 pub fn size(a: &AxisRef, mesh: &Mesh) -> i64 {

@@ -15,6 +15,7 @@ use crate::model::{Model, OpId};
 use crate::print::ir::{Attr, Module, Op, ValueId};
 use crate::print::sdy::{Mesh, MeshRef, TensorSharding};
 use crate::rules::{self, OpDesc, OpShardingRule, RuleLookup, RuleOptions, Unknown};
+use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -78,6 +79,8 @@ pub struct Driver<'a> {
     pub rules: Vec<Option<Option<std::sync::Arc<OpShardingRule>>>>,
     /// Ops whose rule was created (attached) during this pass.
     pub created: HashSet<OpIdx>,
+    /// By op: what its last visit that changed nothing read.
+    quiet: Vec<Option<Quiet>>,
     pub conservative: bool,
     pub group_of: HashMap<ValueId, i64>,
     pub groups: BTreeMap<i64, Vec<ValueId>>,
@@ -88,6 +91,29 @@ pub struct Driver<'a> {
     pub tracer: Option<Box<dyn Tracer>>,
     /// The propagation phase now running (reported to the tracer).
     pub phase: Phase,
+}
+
+/// What a visit of an op that wrote nothing read: the factor strategy, the directions
+/// and the shardings. A visit reading the same (same op, so same rule and mesh) would
+/// compute the same nothing, so it is skipped.
+struct Quiet {
+    strategy: Strategy,
+    dirs: SmallVec<[Direction; 8]>,
+    shardings: Vec<Option<TensorSharding>>,
+}
+
+impl Quiet {
+    fn matches(
+        &self,
+        strategy: Strategy,
+        dirs: &[Direction],
+        all: &[Option<&TensorSharding>],
+    ) -> bool {
+        self.strategy == strategy
+            && self.dirs[..] == *dirs
+            && self.shardings.len() == all.len()
+            && self.shardings.iter().zip(all).all(|(a, b)| a.as_ref() == *b)
+    }
 }
 
 /// Where in the strategy hierarchy the driver is.
@@ -118,6 +144,7 @@ impl<'a> Driver<'a> {
             by_origin,
             rules: Vec::new(),
             created: HashSet::new(),
+            quiet: Vec::new(),
             conservative,
             group_of: HashMap::new(),
             groups: BTreeMap::new(),
@@ -136,6 +163,7 @@ impl<'a> Driver<'a> {
     pub fn rebuild(&mut self) {
         self.g = Graph::build(self.m);
         self.rules.clear();
+        self.quiet.clear();
         self.created.clear();
         self.build_groups();
     }
@@ -188,7 +216,7 @@ impl<'a> Driver<'a> {
         let n = &self.g.nodes[i];
         let ty = |v: ValueId| tensor_type(self.m.ty(v).unwrap_or(""));
         OpDesc {
-            name: n.name.clone(),
+            name: n.name.to_string(),
             operands: n.operands.iter().map(|&v| ty(v)).collect(),
             results: n.results.iter().map(|&v| ty(v)).collect(),
             ..Default::default()
@@ -372,7 +400,7 @@ impl<'a> Driver<'a> {
             Some(Def::Result { op: d, .. }) => {
                 let p = &self.g.nodes[d].path;
                 let (last, parent) = p.split_last().expect("non-root");
-                let mut parent = parent.to_vec();
+                let mut parent = Path::from(parent);
                 parent.push((last.0, last.1, 0));
                 (parent, last.2 + 1)
             }
@@ -388,6 +416,7 @@ impl<'a> Driver<'a> {
         owner.regions[last.0].blocks[last.1].ops.insert(index, op);
         self.g = Graph::build(self.m);
         self.rules.clear();
+        self.quiet.clear();
         self.created.clear();
         nv
     }
@@ -628,8 +657,10 @@ impl<'a> Driver<'a> {
                 {
                     return;
                 }
-                let operands: Vec<Slot> = n.operands.iter().map(|&v| Slot::Value(v)).collect();
-                let results: Vec<Slot> = n.results.iter().map(|&v| Slot::Value(v)).collect();
+                let operands: SmallVec<[Slot; 4]> =
+                    n.operands.iter().map(|&v| Slot::Value(v)).collect();
+                let results: SmallVec<[Slot; 4]> =
+                    n.results.iter().map(|&v| Slot::Value(v)).collect();
                 self.propagate_tensors(
                     op,
                     &operands,
@@ -767,22 +798,21 @@ impl<'a> Driver<'a> {
     ) -> bool {
         let n_o = operands.len();
         let slot = |i: usize| if i < n_o { operands[i] } else { results[i - n_o] };
-        let (writes, trace) = {
-            let sh: Vec<Option<Cow<'_, TensorSharding>>> =
+        let (writes, trace, quiet) = {
+            let sh: SmallVec<[Option<Cow<'_, TensorSharding>>; 4]> =
                 operands.iter().chain(results).map(|&s| self.slot_ref(s)).collect();
-            let all: Vec<Option<&TensorSharding>> = sh.iter().map(|s| s.as_deref()).collect();
+            let all: SmallVec<[Option<&TensorSharding>; 4]> =
+                sh.iter().map(|s| s.as_deref()).collect();
             let Some((mesh_ref, mesh)) = self.common_mesh_ref(&all) else { return false };
             if mesh.axes.is_empty() && mesh.device_ids.len() == 1 {
                 return false;
             }
-            let mut proj = Projection::build_refs(&all[..n_o], &all[n_o..], rule, mesh, false);
-            let before = if self.tracer.is_some() { Some(proj.clone()) } else { None };
             // The part of the direction that does not depend on the factor, once per visit.
             let op_dir = match dir {
                 DirMode::Fn(df) => self.op_direction(op, df),
                 DirMode::Fixed(d) => d,
             };
-            let dirs: Vec<Direction> = (0..rule.factor_sizes.len())
+            let dirs: SmallVec<[Direction; 8]> = (0..rule.factor_sizes.len())
                 .map(|f| {
                     if rule.is_blocked(f) {
                         Direction::None
@@ -794,6 +824,20 @@ impl<'a> Driver<'a> {
                     }
                 })
                 .collect();
+            // Calls that notify are the visits of op `op` (one call each, with its own
+            // rule); the tracer wants every step.
+            let memo = notify && self.tracer.is_none();
+            if memo
+                && self
+                    .quiet
+                    .get(op)
+                    .and_then(Option::as_ref)
+                    .is_some_and(|q| q.matches(strategy, &dirs, &all))
+            {
+                return false;
+            }
+            let mut proj = Projection::build_refs(&all[..n_o], &all[n_o..], rule, mesh, false);
+            let before = if self.tracer.is_some() { Some(proj.clone()) } else { None };
             let dir_of = |f: usize| dirs[f];
             let up = match strategy {
                 Strategy::Basic => {
@@ -830,8 +874,19 @@ impl<'a> Driver<'a> {
                 let old: Vec<Option<TensorSharding>> = all.iter().map(|s| s.cloned()).collect();
                 (b, proj, old, mesh.clone())
             });
-            (writes, trace)
+            let quiet = (memo && writes.is_empty()).then(|| Quiet {
+                strategy,
+                dirs,
+                shardings: all.iter().map(|s| s.cloned()).collect(),
+            });
+            (writes, trace, quiet)
         };
+        if let Some(q) = quiet {
+            if self.quiet.len() <= op {
+                self.quiet.resize_with(self.g.nodes.len().max(op + 1), || None);
+            }
+            self.quiet[op] = Some(q);
+        }
         let mut written: Vec<Option<TensorSharding>> = Vec::new();
         if trace.is_some() {
             written = vec![None; n_o + results.len()];

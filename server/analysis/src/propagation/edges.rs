@@ -85,7 +85,7 @@ pub fn insertion_after(g: &Graph, v: ValueId) -> Option<InsertPoint> {
     match g.def(v)? {
         Def::Result { op, .. } => {
             let (last, parent) = g.nodes[op].path.split_last()?;
-            Some((parent.to_vec(), last.0, last.1, last.2 + 1))
+            Some((Path::from(parent), last.0, last.1, last.2 + 1))
         }
         Def::Arg { op, region, block, .. } => Some((g.nodes[op].path.clone(), region, block, 0)),
     }
@@ -100,7 +100,7 @@ pub fn edge_owners(g: &Graph, i: OpIdx) -> (Vec<ValueId>, Vec<ValueId>) {
         }
         _ => Vec::new(),
     };
-    (args, n.results.clone())
+    (args, n.results.to_vec())
 }
 
 /// `-sdy-add-data-flow-edges`.

@@ -328,6 +328,12 @@ fn propagated_factor_sharding(
     factor_size: i64,
 ) -> Vec<AxisRef> {
     let Some(fs) = t.factor(f) else { return Vec::new() };
+    // Truncating only shortens the candidates or cuts their last axis to a prefix, so
+    // the factor's axes can end up a strict prefix only if they already are one of the
+    // candidates: the common case of a converged factor is decided without copies.
+    if !is_strict_prefix(&fs.axes, candidates) {
+        return Vec::new();
+    }
     let mut new = candidates.to_vec();
     truncate_by_removing_conflicts(
         &mut new,

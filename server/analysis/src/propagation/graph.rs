@@ -7,13 +7,20 @@
 use super::axis;
 use crate::print::ir::{Attr, Module, Op, Syntax, ValueId};
 use crate::print::sdy::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
+use rustc_hash::FxHashMap;
+use sdy_syntax::tree::Str;
+use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
 pub type OpIdx = usize;
 
-/// An op's (region, block, op) steps from the top `builtin.module`.
-pub type Path = Vec<(usize, usize, usize)>;
+/// An op's (region, block, op) steps from the top `builtin.module` (inline: the index
+/// is rebuilt after most passes, and ops rarely nest deeper).
+pub type Path = SmallVec<[(usize, usize, usize); 4]>;
+
+/// An op's operands or results (inline for the usual few).
+pub type Values = SmallVec<[ValueId; 4]>;
 
 /// Where to insert: (parent op path, region, block, index).
 pub type InsertPoint = (Path, usize, usize, usize);
@@ -30,9 +37,9 @@ pub struct Node {
     /// (region, block, op) steps from the top `builtin.module`.
     pub path: Path,
     pub parent: Option<OpIdx>,
-    pub name: String,
-    pub operands: Vec<ValueId>,
-    pub results: Vec<ValueId>,
+    pub name: Str,
+    pub operands: Values,
+    pub results: Values,
     /// Per region, per block: the block arguments.
     pub args: Vec<Vec<Vec<ValueId>>>,
     /// Per region, per block: the ops.
@@ -105,11 +112,11 @@ pub struct Graph {
     pending_uses: Vec<(ValueId, OpIdx, usize)>,
     pub erased: Vec<bool>,
     /// `func.func` symbol -> op.
-    pub funcs: HashMap<String, OpIdx>,
+    pub funcs: FxHashMap<String, OpIdx>,
     /// Function symbol -> the `func.call` ops calling it.
-    pub callers: HashMap<String, Vec<OpIdx>>,
-    /// `sdy.mesh` symbol -> mesh.
-    pub meshes: HashMap<String, Mesh>,
+    pub callers: FxHashMap<String, Vec<OpIdx>>,
+    /// `sdy.mesh` symbol -> mesh (looked up on every propagation step).
+    pub meshes: FxHashMap<String, Mesh>,
     /// The meshes in declaration order (name, mesh).
     pub mesh_list: Vec<(String, Mesh)>,
     /// The smallest value id indexed: `defs[0]` and the first uses are this value's (a
@@ -179,11 +186,14 @@ impl GraphCache {
     }
 }
 
-/// The number of ops in `op` (itself included).
-fn count_ops(op: &Op) -> usize {
-    let mut n = 0;
-    op.walk(&mut |_| n += 1);
-    n
+/// The number of ops in `op` (itself included) and of their operands.
+fn count_ops(op: &Op) -> (usize, usize) {
+    let (mut n, mut uses) = (0, 0);
+    op.walk(&mut |o| {
+        n += 1;
+        uses += o.operands.len();
+    });
+    (n, uses)
 }
 
 /// Removes the ops at `paths` (module paths of distinct ops): what removing them one
@@ -194,7 +204,7 @@ pub fn remove_ops(m: &mut Module, paths: impl IntoIterator<Item = Path>) {
     let mut by_block: HashMap<(Path, usize, usize), Vec<usize>> = HashMap::new();
     for p in paths {
         let Some((&(r, b, i), parent)) = p.split_last() else { continue };
-        by_block.entry((parent.to_vec(), r, b)).or_default().push(i);
+        by_block.entry((Path::from(parent), r, b)).or_default().push(i);
     }
     let mut blocks: Vec<_> = by_block.into_iter().collect();
     blocks.sort_by(|(a, _), (b, _)| b.0.len().cmp(&a.0.len()).then_with(|| a.cmp(b)));
@@ -230,7 +240,7 @@ pub fn op_at_path_mut<'m>(m: &'m mut Module, path: &[(usize, usize, usize)]) -> 
 
 /// The operands in MLIR's order: the custom form of `stablehlo.reduce` lists them as
 /// `(%in0 init: %i0), (%in1 init: %i1)` for `(%in0, %in1, %i0, %i1)`.
-pub fn mlir_operands(op: &Op) -> Vec<ValueId> {
+pub fn mlir_operands(op: &Op) -> Values {
     let n = op.operands.len();
     if op.name == "stablehlo.reduce"
         && matches!(op.syntax, Syntax::Custom(_))
@@ -241,7 +251,7 @@ pub fn mlir_operands(op: &Op) -> Vec<ValueId> {
             .chain((0..n / 2).map(|i| op.operands[2 * i + 1]))
             .collect()
     } else {
-        op.operands.clone()
+        Values::from_slice(&op.operands)
     }
 }
 
@@ -286,12 +296,14 @@ pub fn is_collective(name: &str) -> bool {
 
 impl Graph {
     pub fn build(m: &Module) -> Graph {
+        let (ops, uses) = count_ops(&m.top);
         let mut g = Graph {
-            nodes: Vec::with_capacity(count_ops(&m.top)),
+            nodes: Vec::with_capacity(ops),
             defs: vec![None; m.values.len()],
+            pending_uses: Vec::with_capacity(uses),
             ..Default::default()
         };
-        g.visit(&m.top, Vec::new(), None);
+        g.visit(&m.top, Path::new(), None);
         g.index_uses();
         g.erased = vec![false; g.nodes.len()];
         for (i, n) in g.nodes.iter().enumerate() {
@@ -344,7 +356,7 @@ impl Graph {
             base: lo.min(hi),
             ..Default::default()
         };
-        g.visit(op, path.to_vec(), None);
+        g.visit(op, Path::from(path), None);
         g.index_uses();
         g.erased = vec![false; g.nodes.len()];
         g
@@ -412,7 +424,7 @@ impl Graph {
             parent,
             name: op.name.clone(),
             operands,
-            results: op.results.clone(),
+            results: Values::from_slice(&op.results),
             args: op
                 .regions
                 .iter()
@@ -903,7 +915,7 @@ pub fn per_value(a: Option<&Attr>) -> Option<Vec<TensorSharding>> {
 
 pub fn manual_axes(op: &Op) -> Vec<String> {
     match op.prop("manual_axes") {
-        Some(Attr::AxisList(v)) => v.iter().map(|a| a.name.clone()).collect(),
+        Some(Attr::AxisList(v)) => v.iter().map(|a| a.name.to_string()).collect(),
         _ => Vec::new(),
     }
 }
@@ -929,11 +941,11 @@ pub fn replicated_sharding(mesh: &MeshRef, rank: usize, closed: bool) -> TensorS
 }
 
 fn first_free(axes: &[AxisRef], manual: &[String]) -> usize {
-    axes.iter().position(|a| !manual.contains(&a.name)).unwrap_or(axes.len())
+    axes.iter().position(|a| !manual.iter().any(|m| *m == a.name)).unwrap_or(axes.len())
 }
 
 fn filter_free(axes: &[AxisRef], manual: &[String]) -> Vec<AxisRef> {
-    axes.iter().filter(|a| !manual.contains(&a.name)).cloned().collect()
+    axes.iter().filter(|a| !manual.iter().any(|m| *m == a.name)).cloned().collect()
 }
 
 /// Removes the manual axes (the leading axes of each dimension, and from the

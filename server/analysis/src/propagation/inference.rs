@@ -397,7 +397,7 @@ impl Tracer for Explainer {
                         o.axis = a.clone();
                         o.hops.push(Hop {
                             op: op.origin,
-                            op_name: op.name.clone(),
+                            op_name: op.name.to_string(),
                             from: edge.source,
                             to: edge.target,
                             phase: s.phase,
@@ -464,7 +464,7 @@ impl Tracer for Explainer {
                 let key = g.shardable_value(v).unwrap_or(v);
                 let c = Conflict {
                     op: op.origin,
-                    op_name: op.name.clone(),
+                    op_name: op.name.to_string(),
                     node,
                     dropped,
                     kept: fs.axes.clone(),
@@ -540,7 +540,7 @@ impl Explainer {
             let key = g.shardable_value(v).unwrap_or(v);
             let c = Conflict {
                 op: op.origin,
-                op_name: op.name.clone(),
+                op_name: op.name.to_string(),
                 node,
                 dropped,
                 kept: fs.axes.clone(),
@@ -618,7 +618,7 @@ fn sites(m: &Module) -> Vec<(Site, ValueId, Option<TensorSharding>)> {
         }
         for (k, &r) in n.results.iter().enumerate() {
             out.push((
-                Site::OpResult { op: n.origin, op_name: n.name.clone(), index: k },
+                Site::OpResult { op: n.origin, op_name: n.name.to_string(), index: k },
                 r,
                 g.sharding(m, r),
             ));

@@ -243,7 +243,7 @@ pub fn propagate(
         diagnostics: diags,
         values,
         reshards,
-        meshes: g.meshes.clone(),
+        meshes: g.meshes.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         explained,
         module: Some(m),
         printed: OnceLock::new(),

@@ -330,7 +330,7 @@ pub fn export_named_computations(m: &mut Module) {
         if let Some(fi) = f.func_mut() {
             fi.sym = sym.clone();
         }
-        let mut call = make_call(&sym, nc.operands.clone(), results.clone());
+        let mut call = make_call(&sym, nc.operands.to_vec(), results.to_vec());
         call.attrs = nc.attrs.clone();
         call.origin = nc.origin;
         if let Some(o) = outs {
@@ -567,7 +567,7 @@ pub fn add_func_data_flow_edges(m: &mut Module) {
         } else {
             let Some(Def::Result { op, .. }) = g.def(v) else { continue };
             let (last, parent) = g.nodes[op].path.split_last().expect("non-root");
-            (parent.to_vec(), last.0, last.1, last.2 + 1)
+            (Path::from(parent), last.0, last.1, last.2 + 1)
         };
         let _ = at;
         let n = placed.entry(base.clone()).or_insert(0);

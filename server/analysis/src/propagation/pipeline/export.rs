@@ -307,7 +307,7 @@ fn insert_at(m: &mut Module, g: &Graph, at: At, op: Op) {
         At::Before(o) | At::After(o) => {
             let (last, parent) = g.nodes[o].path.split_last().expect("non-root");
             let i = if matches!(at, At::Before(_)) { last.2 } else { last.2 + 1 };
-            (parent.to_vec(), last.0, last.1, i)
+            (Path::from(parent), last.0, last.1, i)
         }
         At::AfterValue(v) => match insertion_after(g, v) {
             Some(x) => x,

@@ -609,7 +609,7 @@ fn split_region(m: &mut Module, path: &[(usize, usize, usize)], r: usize, cx: &m
     let mut blocks: Vec<(Path, usize, usize)> = Vec::new();
     for &d in before.keys() {
         let Some((last, parent)) = g.nodes[d].path.split_last() else { continue };
-        blocks.push((parent.to_vec(), last.0, last.1));
+        blocks.push((Path::from(parent), last.0, last.1));
     }
     blocks.sort();
     blocks.dedup();
