@@ -1042,6 +1042,7 @@ fn pretty_printable(op: &Op, from_generic: bool) -> bool {
         n if is_elementwise(n) => {
             op.results.len() == 1 && op.regions.is_empty() && op.props.is_empty()
         }
+        n if n.starts_with("stablehlo.") => from_generic && super::stablehlo::custom_printable(op),
         _ => false,
     }
 }

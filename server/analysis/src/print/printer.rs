@@ -286,6 +286,77 @@ impl Printer<'_> {
         }
     }
 
+    /// `: T` when every operand and result has type `T` (`SameOperandsAndResultType`),
+    /// else the function type.
+    fn same_or_fn_type(&mut self, op: &Op) {
+        let ins = self.types(&op.operands);
+        let outs = self.types(&op.results);
+        self.out.push_str(" : ");
+        if ins.iter().chain(&outs).all(|t| Some(t) == outs.first()) {
+            self.out.push_str(&outs[0]);
+        } else {
+            self.fn_type(&ins, &outs);
+        }
+    }
+
+    /// StableHLO custom forms of generic-form ops (`stablehlo::custom_printable`).
+    fn stablehlo(&mut self, op: &Op) {
+        use super::stablehlo::{enum_keyword, i64_array, int, list, slice_ranges};
+        let name = self.op_name(&op.name).to_string();
+        let operands = self.uses(&op.operands);
+        let arr = |k: &str| list(&i64_array(op.prop(k)).unwrap_or_default());
+        let head = match op.name.as_str() {
+            "stablehlo.transpose" => format!("{operands}, dims = {}", arr("permutation")),
+            "stablehlo.broadcast_in_dim" => {
+                format!("{operands}, dims = {}", arr("broadcast_dimensions"))
+            }
+            "stablehlo.concatenate" => {
+                format!("{operands}, dim = {}", int(op.prop("dimension")).unwrap_or(0))
+            }
+            "stablehlo.reverse" => format!("{operands}, dims = {}", arr("dimensions")),
+            "stablehlo.iota" => format!("dim = {}", int(op.prop("iota_dimension")).unwrap_or(0)),
+            "stablehlo.pad" => format!(
+                "{operands}, low = {}, high = {}, interior = {}",
+                arr("edge_padding_low"),
+                arr("edge_padding_high"),
+                arr("interior_padding")
+            ),
+            "stablehlo.dynamic_slice" => format!("{operands}, sizes = {}", arr("slice_sizes")),
+            "stablehlo.slice" => format!("{operands} {}", slice_ranges(op)),
+            "stablehlo.compare" => {
+                let dir = enum_keyword(op.prop("comparison_direction"), "comparison_direction");
+                let ty = enum_keyword(op.prop("compare_type"), "comparison_type");
+                let ty = ty.map(|t| format!(", {t}")).unwrap_or_default();
+                format!("{}, {operands}{ty}", dir.unwrap_or_default())
+            }
+            _ => operands,
+        };
+        let _ = write!(self.out, "{name} {head}");
+        self.attr_dict(&op.attrs, &[]);
+        match op.name.as_str() {
+            "stablehlo.reverse" | "stablehlo.clamp" => self.same_or_fn_type(op),
+            "stablehlo.iota" => {
+                let _ = write!(self.out, " : {}", self.ty(op.results[0]));
+            }
+            "stablehlo.select" => {
+                let ins = self.types(&op.operands);
+                let out = self.ty(op.results[0]);
+                if ins[1] == out && ins[2] == out {
+                    let _ = write!(self.out, " : {}, {out}", ins[0]);
+                } else {
+                    self.out.push_str(" : ");
+                    self.fn_type(&ins, &[out]);
+                }
+            }
+            _ => {
+                let ins = self.types(&op.operands);
+                let outs = self.types(&op.results);
+                self.out.push_str(" : ");
+                self.fn_type(&ins, &outs);
+            }
+        }
+    }
+
     /// Dedicated printers of MLIR custom forms.
     fn pretty(&mut self, op: &Op) {
         let name = self.op_name(&op.name).to_string();
@@ -469,6 +540,7 @@ impl Printer<'_> {
                 let outs = self.types(&op.results);
                 self.fn_type(&ins, &outs);
             }
+            n if n.starts_with("stablehlo.") && !is_elementwise(n) => self.stablehlo(op),
             n if is_elementwise(n) => {
                 let _ = write!(self.out, "{name} {}", self.uses(&op.operands));
                 self.attr_dict(&op.attrs, &[]);

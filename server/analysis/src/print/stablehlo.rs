@@ -1,0 +1,128 @@
+//! The custom forms MLIR prints for StableHLO ops written in the generic form (the ops
+//! whose form is a fixed arrangement of operands, a few inherent attributes and types;
+//! elementwise ops are in `printer.rs`, ops with regions or structured dimension numbers
+//! keep the generic form).
+
+use super::attr::Attr;
+use super::ir::Op;
+
+/// The integers of an `array<i64: ...>` property.
+pub fn i64_array(a: Option<&Attr>) -> Option<Vec<i64>> {
+    let Some(Attr::Raw(text)) = a else { return None };
+    let inner = text.strip_prefix("array<i64")?.strip_suffix('>')?;
+    let Some(list) = inner.strip_prefix(':') else {
+        return inner.is_empty().then(Vec::new);
+    };
+    list.split(',').map(|x| x.trim().parse().ok()).collect()
+}
+
+/// The value of an integer property.
+pub fn int(a: Option<&Attr>) -> Option<i128> {
+    match a {
+        Some(Attr::Int { value, .. }) => Some(*value),
+        _ => None,
+    }
+}
+
+/// The keyword of an enum property `#stablehlo<kind KEYWORD>`.
+pub fn enum_keyword<'a>(a: Option<&'a Attr>, kind: &str) -> Option<&'a str> {
+    let Some(Attr::Raw(text)) = a else { return None };
+    let rest = text.strip_prefix("#stablehlo<")?.strip_suffix('>')?;
+    rest.strip_prefix(kind)?.strip_prefix(' ')
+}
+
+/// `[1, 0]`
+pub fn list(xs: &[i64]) -> String {
+    let items: Vec<String> = xs.iter().map(i64::to_string).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// Whether the generic-form `op` can be printed in its custom form: it has exactly the
+/// properties that form shows, readable.
+pub fn custom_printable(op: &Op) -> bool {
+    let props: Vec<&str> = op.props.iter().map(|p| p.name.as_str()).collect();
+    let only = |names: &[&str]| props.iter().all(|p| names.contains(p));
+    let arr = |n: &str| i64_array(op.prop(n)).is_some();
+    let one_result = op.results.len() == 1 && op.regions.is_empty();
+    if !one_result {
+        return false;
+    }
+    let n = op.operands.len();
+    match op.name.as_str() {
+        "stablehlo.transpose" => n == 1 && only(&["permutation"]) && arr("permutation"),
+        "stablehlo.broadcast_in_dim" => {
+            n == 1 && only(&["broadcast_dimensions"]) && arr("broadcast_dimensions")
+        }
+        "stablehlo.reshape" => n == 1 && props.is_empty(),
+        "stablehlo.concatenate" => {
+            n >= 1 && only(&["dimension"]) && int(op.prop("dimension")).is_some()
+        }
+        "stablehlo.dynamic_update_slice" => n >= 2 && props.is_empty(),
+        "stablehlo.reverse" => n == 1 && only(&["dimensions"]) && arr("dimensions"),
+        "stablehlo.iota" => {
+            n == 0 && only(&["iota_dimension"]) && int(op.prop("iota_dimension")).is_some()
+        }
+        "stablehlo.select" => n == 3 && props.is_empty(),
+        "stablehlo.clamp" => n == 3 && props.is_empty(),
+        "stablehlo.pad" => {
+            let keys = ["edge_padding_low", "edge_padding_high", "interior_padding"];
+            n == 2 && props.len() == 3 && only(&keys) && keys.iter().all(|k| arr(k))
+        }
+        "stablehlo.dynamic_slice" => n >= 1 && only(&["slice_sizes"]) && arr("slice_sizes"),
+        "stablehlo.slice" => {
+            let keys = ["start_indices", "limit_indices", "strides"];
+            let lens: Vec<Option<usize>> =
+                keys.iter().map(|k| i64_array(op.prop(k)).map(|v| v.len())).collect();
+            n == 1
+                && props.len() == 3
+                && only(&keys)
+                && lens[0].is_some()
+                && lens.iter().all(|l| *l == lens[0])
+        }
+        "stablehlo.compare" => {
+            n == 2
+                && only(&["comparison_direction", "compare_type"])
+                && enum_keyword(op.prop("comparison_direction"), "comparison_direction").is_some()
+                && op
+                    .prop("compare_type")
+                    .is_none_or(|t| enum_keyword(Some(t), "comparison_type").is_some())
+        }
+        _ => false,
+    }
+}
+
+/// `[0:2, 0:8:2]`: each dimension's `start:limit`, with `:stride` when it is not 1.
+pub fn slice_ranges(op: &Op) -> String {
+    let get = |k: &str| i64_array(op.prop(k)).unwrap_or_default();
+    let (starts, limits, strides) = (get("start_indices"), get("limit_indices"), get("strides"));
+    let dims: Vec<String> = (0..starts.len())
+        .map(|i| {
+            let (a, b, s) = (starts[i], limits[i], strides[i]);
+            if s == 1 {
+                format!("{a}:{b}")
+            } else {
+                format!("{a}:{b}:{s}")
+            }
+        })
+        .collect();
+    format!("[{}]", dims.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_properties() {
+        let raw = |s: &str| Attr::Raw(s.to_string());
+        assert_eq!(i64_array(Some(&raw("array<i64: 1, 0>"))), Some(vec![1, 0]));
+        assert_eq!(i64_array(Some(&raw("array<i64>"))), Some(vec![]));
+        assert_eq!(i64_array(Some(&raw("array<i32: 1>"))), None);
+        assert_eq!(i64_array(Some(&raw("dense<1> : tensor<1xi64>"))), None);
+        let dir = raw("#stablehlo<comparison_direction GT>");
+        assert_eq!(enum_keyword(Some(&dir), "comparison_direction"), Some("GT"));
+        assert_eq!(enum_keyword(Some(&dir), "comparison_type"), None);
+        assert_eq!(list(&[]), "[]");
+        assert_eq!(list(&[1, 0]), "[1, 0]");
+    }
+}
