@@ -301,7 +301,9 @@ impl Printer<'_> {
 
     /// StableHLO custom forms of generic-form ops (`stablehlo::custom_printable`).
     fn stablehlo(&mut self, op: &Op) {
-        use super::stablehlo::{enum_keyword, i64_array, int, list, slice_ranges};
+        use super::stablehlo::{
+            dot_dims, enum_keyword, i64_array, int, list, precisions, slice_ranges,
+        };
         let name = self.op_name(&op.name).to_string();
         let operands = self.uses(&op.operands);
         let arr = |k: &str| list(&i64_array(op.prop(k)).unwrap_or_default());
@@ -329,13 +331,26 @@ impl Printer<'_> {
                 let ty = ty.map(|t| format!(", {t}")).unwrap_or_default();
                 format!("{}, {operands}{ty}", dir.unwrap_or_default())
             }
+            "stablehlo.dot_general" | "stablehlo.dot" => {
+                let mut head = operands;
+                if let Some([lb, rb, lc, rc]) = dot_dims(op.prop("dot_dimension_numbers")) {
+                    if !lb.is_empty() || !rb.is_empty() {
+                        let _ = write!(head, ", batching_dims = {} x {}", list(&lb), list(&rb));
+                    }
+                    let _ = write!(head, ", contracting_dims = {} x {}", list(&lc), list(&rc));
+                }
+                if let Some(p) = op.prop("precision_config").and_then(precisions) {
+                    let _ = write!(head, ", precision = {p}");
+                }
+                head
+            }
             _ => operands,
         };
         let _ = write!(self.out, "{name} {head}");
         self.attr_dict(&op.attrs, &[]);
         match op.name.as_str() {
             "stablehlo.reverse" | "stablehlo.clamp" => self.same_or_fn_type(op),
-            "stablehlo.iota" => {
+            "stablehlo.iota" | "stablehlo.tuple" => {
                 let _ = write!(self.out, " : {}", self.ty(op.results[0]));
             }
             "stablehlo.select" => {

@@ -37,6 +37,41 @@ pub fn list(xs: &[i64]) -> String {
     format!("[{}]", items.join(", "))
 }
 
+/// The dimension lists of a `#stablehlo.dot<...>` property by field name (absent fields
+/// are empty); `None` when it has another field or is not such an attribute.
+pub fn dot_dims(a: Option<&Attr>) -> Option<[Vec<i64>; 4]> {
+    const FIELDS: [&str; 4] = [
+        "lhs_batching_dimensions",
+        "rhs_batching_dimensions",
+        "lhs_contracting_dimensions",
+        "rhs_contracting_dimensions",
+    ];
+    let Some(Attr::Raw(text)) = a else { return None };
+    let mut rest = text.strip_prefix("#stablehlo.dot<")?.strip_suffix('>')?.trim();
+    let mut dims: [Vec<i64>; 4] = Default::default();
+    while !rest.is_empty() {
+        let (key, after) = rest.split_once('=')?;
+        let i = FIELDS.iter().position(|f| *f == key.trim())?;
+        let after = after.trim_start().strip_prefix('[')?;
+        let (items, tail) = after.split_once(']')?;
+        dims[i] = if items.trim().is_empty() {
+            Vec::new()
+        } else {
+            items.split(',').map(|x| x.trim().parse().ok()).collect::<Option<_>>()?
+        };
+        rest = tail.trim_start().strip_prefix(',').unwrap_or(tail).trim_start();
+    }
+    Some(dims)
+}
+
+/// `[DEFAULT, HIGHEST]` of a `precision_config` property (`None`: unreadable).
+pub fn precisions(a: &Attr) -> Option<String> {
+    let Attr::Array(items) = a else { return None };
+    let words: Option<Vec<&str>> =
+        items.iter().map(|p| enum_keyword(Some(p), "precision")).collect();
+    Some(format!("[{}]", words?.join(", ")))
+}
+
 /// Whether the generic-form `op` can be printed in its custom form: it has exactly the
 /// properties that form shows, readable.
 pub fn custom_printable(op: &Op) -> bool {
@@ -79,6 +114,18 @@ pub fn custom_printable(op: &Op) -> bool {
                 && lens[0].is_some()
                 && lens.iter().all(|l| *l == lens[0])
         }
+        "stablehlo.dot_general" => {
+            n == 2
+                && only(&["dot_dimension_numbers", "precision_config"])
+                && dot_dims(op.prop("dot_dimension_numbers")).is_some()
+                && op.prop("precision_config").is_none_or(|p| precisions(p).is_some())
+        }
+        "stablehlo.dot" => {
+            n == 2
+                && only(&["precision_config"])
+                && op.prop("precision_config").is_none_or(|p| precisions(p).is_some())
+        }
+        "stablehlo.tuple" => props.is_empty(),
         "stablehlo.compare" => {
             n == 2
                 && only(&["comparison_direction", "compare_type"])
@@ -123,6 +170,10 @@ mod tests {
         assert_eq!(enum_keyword(Some(&dir), "comparison_direction"), Some("GT"));
         assert_eq!(enum_keyword(Some(&dir), "comparison_type"), None);
         assert_eq!(list(&[]), "[]");
+        let dot = raw("#stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [0], lhs_contracting_dimensions = [2, 1], rhs_contracting_dimensions = [1, 2]>");
+        assert_eq!(dot_dims(Some(&dot)), Some([vec![0], vec![0], vec![2, 1], vec![1, 2]]));
+        assert_eq!(dot_dims(Some(&raw("#stablehlo.dot<>"))), Some(Default::default()));
+        assert_eq!(dot_dims(Some(&raw("#stablehlo.dot<lhs_x = [0]>"))), None);
         assert_eq!(list(&[1, 0]), "[1, 0]");
     }
 }
