@@ -289,7 +289,10 @@ impl Builder<'_> {
                 _ => Attr::Raw(format!("#{name}")),
             },
             AttrKind::Keyword(k) => Attr::Raw(k.to_string()),
-            AttrKind::Opaque => Attr::Raw(normalize_tokens(self.text(a.span, base), self)),
+            AttrKind::Opaque => Attr::Raw(super::stablehlo::canonical_struct(normalize_tokens(
+                self.text(a.span, base),
+                self,
+            ))),
         }
     }
 

@@ -72,6 +72,79 @@ pub fn precisions(a: &Attr) -> Option<String> {
     Some(format!("[{}]", words?.join(", ")))
 }
 
+/// The fields of the dimension-number attributes, in the order StableHLO prints them.
+const STRUCTS: &[(&str, &[&str])] = &[
+    (
+        "#stablehlo.gather<",
+        &[
+            "offset_dims",
+            "collapsed_slice_dims",
+            "operand_batching_dims",
+            "start_indices_batching_dims",
+            "start_index_map",
+            "index_vector_dim",
+        ],
+    ),
+    (
+        "#stablehlo.scatter<",
+        &[
+            "update_window_dims",
+            "inserted_window_dims",
+            "input_batching_dims",
+            "scatter_indices_batching_dims",
+            "scatter_dims_to_operand_dims",
+            "index_vector_dim",
+        ],
+    ),
+    (
+        "#stablehlo.dot<",
+        &[
+            "lhs_batching_dimensions",
+            "rhs_batching_dimensions",
+            "lhs_contracting_dimensions",
+            "rhs_contracting_dimensions",
+        ],
+    ),
+];
+
+/// A `#stablehlo.gather/scatter/dot<...>` attribute as StableHLO prints it: fields in
+/// their order, empty lists and a zero `index_vector_dim` left out. Any other text, or
+/// one with a field this does not know, is returned as it is.
+pub fn canonical_struct(text: String) -> String {
+    let Some((prefix, order)) = STRUCTS.iter().find(|(p, _)| text.starts_with(p)) else {
+        return text;
+    };
+    let Some(body) = text[prefix.len()..].strip_suffix('>') else { return text };
+    // Top-level `name = value` fields (values are lists or integers).
+    let mut fields: Vec<(&str, &str)> = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in body.char_indices().chain([(body.len(), ',')]) {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ',' if depth == 0 => {
+                let field = body[start..i].trim();
+                if !field.is_empty() {
+                    let Some((k, v)) = field.split_once('=') else { return text };
+                    fields.push((k.trim(), v.trim()));
+                }
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if fields.iter().any(|(k, _)| !order.contains(k)) {
+        return text;
+    }
+    let kept: Vec<String> = order
+        .iter()
+        .filter_map(|name| fields.iter().find(|(k, _)| k == name))
+        .filter(|(k, v)| !(*v == "[]" || (*k == "index_vector_dim" && *v == "0")))
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect();
+    format!("{prefix}{}>", kept.join(", "))
+}
+
 /// Whether the generic-form `op` can be printed in its custom form: it has exactly the
 /// properties that form shows, readable.
 pub fn custom_printable(op: &Op) -> bool {
@@ -174,6 +247,24 @@ mod tests {
         assert_eq!(dot_dims(Some(&dot)), Some([vec![0], vec![0], vec![2, 1], vec![1, 2]]));
         assert_eq!(dot_dims(Some(&raw("#stablehlo.dot<>"))), Some(Default::default()));
         assert_eq!(dot_dims(Some(&raw("#stablehlo.dot<lhs_x = [0]>"))), None);
+    }
+
+    #[test]
+    fn dimension_numbers_print_canonically() {
+        let c = |s: &str| canonical_struct(s.to_string());
+        assert_eq!(
+            c("#stablehlo.gather<offset_dims = [], start_index_map = [1, 0], collapsed_slice_dims = [0, 1], index_vector_dim = 0>"),
+            "#stablehlo.gather<collapsed_slice_dims = [0, 1], start_index_map = [1, 0]>"
+        );
+        assert_eq!(
+            c("#stablehlo.scatter<update_window_dims = [0], inserted_window_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 2>"),
+            "#stablehlo.scatter<update_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2>"
+        );
+        assert_eq!(c("#stablehlo.gather<unknown = [1]>"), "#stablehlo.gather<unknown = [1]>");
+        assert_eq!(
+            c("#stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>"),
+            "#stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>"
+        );
         assert_eq!(list(&[1, 0]), "[1, 0]");
     }
 }
