@@ -113,6 +113,8 @@ def main():
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--pass", dest="passes", action="append")
     ap.add_argument("--show", type=int, default=0, help="print the first K mismatching programs")
+    ap.add_argument("--show-text", type=int, default=0,
+                    help="print the first K programs whose output differs only in text")
     ap.add_argument("--oracle", default=ORACLE)
     ap.add_argument("--batch", type=int, default=50)
     ap.add_argument("--what", choices=["shardings", "rules"], default="shardings",
@@ -146,7 +148,7 @@ def main():
             mc = split_out(m.stdout)
             valid = same = same_sh = 0
             sh_total = sh_same = 0
-            shown = 0
+            shown = shown_text = 0
             for i, chunk in enumerate(chunks):
                 ot = oc[i]
                 mt = mc[i] if i < len(mc) else ""
@@ -162,6 +164,10 @@ def main():
                     continue
                 if osh == extract(mt):
                     same_sh += 1
+                    if shown_text < a.show_text:
+                        shown_text += 1
+                        print("=== %s program %d (same %s, other text)" % (p, i, a.what))
+                        print("".join(difflib.unified_diff(ot.splitlines(True), mt.splitlines(True), "oracle", "sdy-lsp")))
                     continue
                 if shown < a.show:
                     shown += 1

@@ -305,6 +305,12 @@ impl Printer<'_> {
             dot_dims, enum_keyword, i64_array, int, list, precisions, slice_ranges,
         };
         let name = self.op_name(&op.name).to_string();
+        match op.name.as_str() {
+            "stablehlo.reduce" => return self.reduce(op, &name),
+            "stablehlo.convolution" => return self.convolution(op, &name),
+            "stablehlo.while" => return self.while_loop(op, &name),
+            _ => {}
+        }
         let operands = self.uses(&op.operands);
         let arr = |k: &str| list(&i64_array(op.prop(k)).unwrap_or_default());
         let head = match op.name.as_str() {
@@ -331,6 +337,15 @@ impl Printer<'_> {
                 let ty = ty.map(|t| format!(", {t}")).unwrap_or_default();
                 format!("{}, {operands}{ty}", dir.unwrap_or_default())
             }
+            "stablehlo.cholesky" => match op.prop("lower") {
+                Some(Attr::Bool(true)) => format!("{operands}, lower = true"),
+                _ => operands,
+            },
+            "stablehlo.fft" => format!(
+                "{operands}, type = {}, length = {}",
+                enum_keyword(op.prop("fft_type"), "fft_type").unwrap_or_default(),
+                arr("fft_length")
+            ),
             "stablehlo.dot_general" | "stablehlo.dot" => {
                 let mut head = operands;
                 if let Some([lb, rb, lc, rc]) = dot_dims(op.prop("dot_dimension_numbers")) {
@@ -349,7 +364,9 @@ impl Printer<'_> {
         let _ = write!(self.out, "{name} {head}");
         self.attr_dict(&op.attrs, &[]);
         match op.name.as_str() {
-            "stablehlo.reverse" | "stablehlo.clamp" => self.same_or_fn_type(op),
+            "stablehlo.reverse" | "stablehlo.clamp" | "stablehlo.cholesky" => {
+                self.same_or_fn_type(op)
+            }
             "stablehlo.iota" | "stablehlo.tuple" => {
                 let _ = write!(self.out, " : {}", self.ty(op.results[0]));
             }
@@ -370,6 +387,98 @@ impl Printer<'_> {
                 self.fn_type(&ins, &outs);
             }
         }
+    }
+
+    /// The attribute dictionary of a declarative custom form: the inherent attributes
+    /// the form does not show, merged with the discardable ones (MLIR sorts them).
+    fn remaining_attrs(&mut self, op: &Op, shown: &[&str]) {
+        let mut all: Vec<NamedAttr> =
+            op.props.iter().filter(|a| !shown.contains(&a.name.as_str())).cloned().collect();
+        all.extend(op.attrs.iter().cloned());
+        self.attr_dict(&all, &[]);
+    }
+
+    /// `stablehlo.convolution(%a, %b) dim_numbers = ..., window = {...} {attrs} : (A, B) -> R`
+    fn convolution(&mut self, op: &Op, name: &str) {
+        use super::stablehlo::{conv_dims, conv_window, CONV_WINDOW};
+        let dims = conv_dims(op.prop("dimension_numbers")).unwrap_or_default();
+        let _ = write!(
+            self.out,
+            "{name}({}) dim_numbers = {dims}, window = {{{}}}",
+            self.uses(&op.operands),
+            conv_window(op)
+        );
+        let mut shown: Vec<&str> = CONV_WINDOW.iter().map(|(p, _)| *p).collect();
+        shown.push("dimension_numbers");
+        self.remaining_attrs(op, &shown);
+        let ins = self.types(&op.operands);
+        let outs = self.types(&op.results);
+        self.out.push_str(" : ");
+        self.fn_type(&ins, &outs);
+    }
+
+    /// `stablehlo.reduce(%x init: %i) applies stablehlo.add across dimensions = [1] : ...`,
+    /// or with the body after ` reducer(%a: T, %b: T) ` when it is not a single such op.
+    fn reduce(&mut self, op: &Op, name: &str) {
+        use super::stablehlo::{compact_reducer, i64_array, list};
+        let pairs = op.operands.len() / 2;
+        let inputs: Vec<String> = (0..pairs)
+            .map(|i| {
+                let (x, init) = (op.operands[i], op.operands[i + pairs]);
+                format!("({} init: {})", self.use_of(x), self.use_of(init))
+            })
+            .collect();
+        let _ = write!(self.out, "{name}{}", inputs.join(", "));
+        let applies = compact_reducer(op, &|v| self.ty(v));
+        if let Some(inner) = applies {
+            let _ = write!(self.out, " applies {inner}");
+        }
+        let dims = list(&i64_array(op.prop("dimensions")).unwrap_or_default());
+        let _ = write!(self.out, " across dimensions = {dims}");
+        self.remaining_attrs(op, &["dimensions"]);
+        let ins = self.types(&op.operands);
+        let outs = self.types(&op.results);
+        self.out.push_str(" : ");
+        self.fn_type(&ins, &outs);
+        if applies.is_some() {
+            return;
+        }
+        let Some(region) = op.regions.first() else { return };
+        self.out.push('\n');
+        self.pad(self.indent);
+        self.out.push_str(" reducer");
+        let args = region.blocks.first().map(|b| b.args.clone()).unwrap_or_default();
+        for i in 0..pairs {
+            let arg = |v: ValueId| format!("{}: {}", self.use_of(v), self.ty(v));
+            let _ = write!(self.out, "({}, {}) ", arg(args[i]), arg(args[i + pairs]));
+        }
+        self.out.push(' ');
+        self.region(region, &op.name, false, false);
+    }
+
+    /// `stablehlo.while(%iterArg = %x) : T attributes {...}` then `cond {...} do {...}`
+    /// on the next line (the iteration variables are the body's block arguments).
+    fn while_loop(&mut self, op: &Op, name: &str) {
+        let iter_args = op.regions[1].blocks[0].args.clone();
+        let pairs: Vec<String> = iter_args
+            .iter()
+            .zip(&op.operands)
+            .map(|(&a, &x)| format!("{} = {}", self.use_of(a), self.use_of(x)))
+            .collect();
+        let _ = write!(self.out, "{name}({})", pairs.join(", "));
+        if !op.operands.is_empty() {
+            let _ = write!(self.out, " : {}", self.types(&op.operands).join(", "));
+        }
+        if !op.attrs.is_empty() {
+            self.out.push_str(" attributes ");
+            write_dict(&mut self.out, &op.attrs);
+        }
+        self.out.push('\n');
+        self.pad(self.indent);
+        self.out.push_str("cond ");
+        self.region(&op.regions[0], &op.name, false, false);
+        self.out.push_str(" do ");
+        self.region(&op.regions[1], &op.name, false, false);
     }
 
     /// Dedicated printers of MLIR custom forms.

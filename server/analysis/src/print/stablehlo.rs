@@ -1,10 +1,10 @@
 //! The custom forms MLIR prints for StableHLO ops written in the generic form (the ops
-//! whose form is a fixed arrangement of operands, a few inherent attributes and types;
-//! elementwise ops are in `printer.rs`, ops with regions or structured dimension numbers
-//! keep the generic form).
+//! whose form is a fixed arrangement of operands, a few inherent attributes and types,
+//! plus convolution, reduce and while; elementwise ops are in `printer.rs`; other ops with
+//! regions or structured dimension numbers keep the generic form).
 
 use super::attr::Attr;
-use super::ir::Op;
+use super::ir::{Op, ValueId};
 
 /// The integers of an `array<i64: ...>` property.
 pub fn i64_array(a: Option<&Attr>) -> Option<Vec<i64>> {
@@ -29,6 +29,127 @@ pub fn enum_keyword<'a>(a: Option<&'a Attr>, kind: &str) -> Option<&'a str> {
     let Some(Attr::Raw(text)) = a else { return None };
     let rest = text.strip_prefix("#stablehlo<")?.strip_suffix('>')?;
     rest.strip_prefix(kind)?.strip_prefix(' ')
+}
+
+/// The booleans of an `array<i1: ...>` property.
+pub fn bool_array(a: Option<&Attr>) -> Option<Vec<bool>> {
+    let Some(Attr::Raw(text)) = a else { return None };
+    let inner = text.strip_prefix("array<i1")?.strip_suffix('>')?;
+    let Some(list) = inner.strip_prefix(':') else {
+        return inner.is_empty().then(Vec::new);
+    };
+    list.split(',').map(|x| x.trim().parse().ok()).collect()
+}
+
+/// The `(low, high)` pairs of a convolution's `padding = dense<...> : tensor<Nx2xi64>`.
+pub fn padding_pairs(a: Option<&Attr>) -> Option<Vec<(i64, i64)>> {
+    let Some(Attr::Raw(text)) = a else { return None };
+    let (dense, ty) = text.strip_prefix("dense<")?.rsplit_once("> : tensor<")?;
+    let rows: usize = ty.strip_suffix("x2xi64>")?.parse().ok()?;
+    let values: Vec<i64> = dense
+        .split(['[', ']', ','])
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
+    let flat = match values.len() {
+        1 => vec![values[0]; rows * 2],
+        n if n == rows * 2 => values,
+        _ => return None,
+    };
+    Some(flat.chunks(2).map(|p| (p[0], p[1])).collect())
+}
+
+/// `[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]` of a `#stablehlo.conv<...>` property in
+/// that compact form.
+pub fn conv_dims(a: Option<&Attr>) -> Option<&str> {
+    let Some(Attr::Raw(text)) = a else { return None };
+    let inner = text.strip_prefix("#stablehlo.conv<")?.strip_suffix('>')?;
+    inner.starts_with('[').then_some(inner)
+}
+
+/// The window attributes of a convolution, in the order its custom form prints them.
+pub const CONV_WINDOW: [(&str, &str); 5] = [
+    ("window_strides", "stride"),
+    ("padding", "pad"),
+    ("lhs_dilation", "lhs_dilate"),
+    ("rhs_dilation", "rhs_dilate"),
+    ("window_reversal", "reverse"),
+];
+
+/// `stride = [2, 1], pad = [[0, 1], [1, 0]], reverse = [true, false]`: the window
+/// attributes the convolution has.
+pub fn conv_window(op: &Op) -> String {
+    let mut parts = Vec::new();
+    for (prop, word) in CONV_WINDOW {
+        let a = op.prop(prop);
+        let items: Option<Vec<String>> = match prop {
+            "padding" => {
+                padding_pairs(a).map(|ps| ps.iter().map(|(l, h)| format!("[{l}, {h}]")).collect())
+            }
+            "window_reversal" => bool_array(a).map(|bs| bs.iter().map(bool::to_string).collect()),
+            _ => i64_array(a).map(|xs| xs.iter().map(i64::to_string).collect()),
+        };
+        if let Some(items) = items {
+            parts.push(format!("{word} = [{}]", items.join(", ")));
+        }
+    }
+    parts.join(", ")
+}
+
+/// The StableHLO ops a reduce prints compactly (`applies NAME`): binary, commutative.
+const COMMUTATIVE: [&str; 7] = [
+    "stablehlo.add",
+    "stablehlo.multiply",
+    "stablehlo.maximum",
+    "stablehlo.minimum",
+    "stablehlo.and",
+    "stablehlo.or",
+    "stablehlo.xor",
+];
+
+/// The op a `stablehlo.reduce` applies, when its body is just that op on the block
+/// arguments (in order), of the element type of the first input, whose result is
+/// returned: then MLIR prints `applies NAME` instead of the body.
+pub fn compact_reducer<'a>(op: &'a Op, ty: &dyn Fn(ValueId) -> String) -> Option<&'a str> {
+    let block = op.regions.first()?.blocks.first()?;
+    let [inner, ret] = &block.ops[..] else { return None };
+    let same_type =
+        inner.operands.iter().chain(&inner.results).all(|&v| ty(v) == ty(inner.results[0]));
+    let first = ty(*op.operands.first()?);
+    let elem = element_type(&first)?;
+    let fits = COMMUTATIVE.contains(&inner.name.as_str())
+        && inner.regions.is_empty()
+        && inner.operands.len() == 2
+        && inner.results.len() == 1
+        && same_type
+        && ty(inner.operands[0]) == format!("tensor<{elem}>")
+        && inner.operands == block.args
+        && ret.name.rsplit_once('.').is_some_and(|(_, n)| n == "return")
+        && ret.operands == inner.results;
+    fits.then_some(inner.name.as_str())
+}
+
+/// `f32` of `tensor<8x?xf32>` (an encoding left out).
+fn element_type(ty: &str) -> Option<&str> {
+    let mut rest = ty.strip_prefix("tensor<")?.strip_suffix('>')?;
+    loop {
+        let digits = rest.find(|c: char| !(c.is_ascii_digit() || c == '?')).unwrap_or(0);
+        match rest[digits..].strip_prefix('x') {
+            Some(after) if digits > 0 => rest = after,
+            _ => break,
+        }
+    }
+    let mut depth = 0;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '<' | '(' | '[' => depth += 1,
+            '>' | ')' | ']' => depth -= 1,
+            ',' if depth == 0 => return Some(rest[..i].trim_end()),
+            _ => {}
+        }
+    }
+    Some(rest)
 }
 
 /// `[1, 0]`
@@ -151,11 +272,30 @@ pub fn custom_printable(op: &Op) -> bool {
     let props: Vec<&str> = op.props.iter().map(|p| p.name.as_str()).collect();
     let only = |names: &[&str]| props.iter().all(|p| names.contains(p));
     let arr = |n: &str| i64_array(op.prop(n)).is_some();
+    let n = op.operands.len();
+    if op.name == "stablehlo.reduce" {
+        let block_args = op.regions.first().and_then(|r| r.blocks.first()).map(|b| b.args.len());
+        return n >= 2
+            && n.is_multiple_of(2)
+            && op.results.len() == n / 2
+            && op.regions.len() == 1
+            && block_args == Some(n)
+            && only(&["dimensions"])
+            && arr("dimensions");
+    }
+    if op.name == "stablehlo.while" {
+        let args =
+            |i: usize| op.regions.get(i).and_then(|r| r.blocks.first()).map(|b| b.args.len());
+        return op.regions.len() == 2
+            && args(0) == Some(n)
+            && args(1) == Some(n)
+            && op.results.len() == n
+            && props.is_empty();
+    }
     let one_result = op.results.len() == 1 && op.regions.is_empty();
     if !one_result {
         return false;
     }
-    let n = op.operands.len();
     match op.name.as_str() {
         "stablehlo.transpose" => n == 1 && only(&["permutation"]) && arr("permutation"),
         "stablehlo.broadcast_in_dim" => {
@@ -199,6 +339,25 @@ pub fn custom_printable(op: &Op) -> bool {
                 && op.prop("precision_config").is_none_or(|p| precisions(p).is_some())
         }
         "stablehlo.tuple" => props.is_empty(),
+        "stablehlo.cholesky" => {
+            n == 1
+                && only(&["lower"])
+                && op.prop("lower").is_none_or(|l| matches!(l, Attr::Bool(_)))
+        }
+        "stablehlo.fft" => {
+            n == 1
+                && props.len() == 2
+                && enum_keyword(op.prop("fft_type"), "fft_type").is_some()
+                && arr("fft_length")
+        }
+        "stablehlo.convolution" => {
+            let window_readable = CONV_WINDOW.iter().all(|(p, _)| match *p {
+                "padding" => op.prop(p).is_none_or(|a| padding_pairs(Some(a)).is_some()),
+                "window_reversal" => op.prop(p).is_none_or(|a| bool_array(Some(a)).is_some()),
+                _ => op.prop(p).is_none_or(|a| i64_array(Some(a)).is_some()),
+            });
+            n == 2 && conv_dims(op.prop("dimension_numbers")).is_some() && window_readable
+        }
         "stablehlo.compare" => {
             n == 2
                 && only(&["comparison_direction", "compare_type"])
@@ -247,6 +406,24 @@ mod tests {
         assert_eq!(dot_dims(Some(&dot)), Some([vec![0], vec![0], vec![2, 1], vec![1, 2]]));
         assert_eq!(dot_dims(Some(&raw("#stablehlo.dot<>"))), Some(Default::default()));
         assert_eq!(dot_dims(Some(&raw("#stablehlo.dot<lhs_x = [0]>"))), None);
+    }
+
+    #[test]
+    fn reads_window_properties() {
+        let raw = |s: &str| Attr::Raw(s.to_string());
+        let pad = |s: &str| padding_pairs(Some(&raw(s)));
+        assert_eq!(pad("dense<0> : tensor<2x2xi64>"), Some(vec![(0, 0), (0, 0)]));
+        assert_eq!(pad("dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>"), Some(vec![(0, 1), (2, 3)]));
+        assert_eq!(pad("dense<[[0, 1]]> : tensor<2x2xi64>"), None);
+        assert_eq!(bool_array(Some(&raw("array<i1: true, false>"))), Some(vec![true, false]));
+        assert_eq!(
+            conv_dims(Some(&raw("#stablehlo.conv<[b, f]x[o, i]->[b, f]>"))),
+            Some("[b, f]x[o, i]->[b, f]")
+        );
+        assert_eq!(conv_dims(Some(&raw("#stablehlo.conv<raw input_batch_dimension = 0>"))), None);
+        assert_eq!(element_type("tensor<8x?xf32>"), Some("f32"));
+        assert_eq!(element_type("tensor<complex<f32>>"), Some("complex<f32>"));
+        assert_eq!(element_type("tensor<4xi1, #enc<[1, 2]>>"), Some("i1"));
     }
 
     #[test]
