@@ -539,6 +539,16 @@ impl Builder<'_> {
             op.attrs = disc;
         }
 
+        if name == "sdy.propagation_barrier" && t.generic {
+            // The generic form spells the direction as its enum value (`2 : i32`).
+            if let Some(Attr::Int { value, .. }) = op.prop("allowed_direction") {
+                let word = ["NONE", "FORWARD", "BACKWARD", "BOTH"].get(*value as usize);
+                if let Some(word) = word {
+                    op.set_prop("allowed_direction", Attr::Raw(word.to_string()));
+                }
+            }
+        }
+
         op.syntax = if pretty_printable(&op, t.generic) {
             Syntax::Pretty
         } else if t.generic {
@@ -1045,7 +1055,9 @@ fn pretty_printable(op: &Op, from_generic: bool) -> bool {
         n if is_elementwise(n) => {
             op.results.len() == 1 && op.regions.is_empty() && op.props.is_empty()
         }
-        n if n.starts_with("stablehlo.") => from_generic && super::stablehlo::custom_printable(op),
+        n if n.starts_with("stablehlo.") || n.starts_with("chlo.") => {
+            from_generic && super::stablehlo::custom_printable(op)
+        }
         _ => false,
     }
 }

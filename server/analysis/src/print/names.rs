@@ -274,6 +274,9 @@ fn is_integer_type(t: &str) -> bool {
 /// The result names an op suggests (`getAsmResultNames`).
 fn result_hints(module: &Module, op: &Op) -> Vec<(usize, String)> {
     match op.name.as_str() {
+        "chlo.top_k" if op.results.len() == 2 => {
+            vec![(0, "values".to_string()), (1, "indices".to_string())]
+        }
         "stablehlo.constant" => {
             let ty = op.results.first().and_then(|&r| module.ty(r)).unwrap_or("");
             let name = if is_integer_type(element_type(ty)) { "c" } else { "cst" };

@@ -309,6 +309,13 @@ impl Printer<'_> {
             "stablehlo.reduce" => return self.reduce(op, &name),
             "stablehlo.convolution" => return self.convolution(op, &name),
             "stablehlo.while" => return self.while_loop(op, &name),
+            "stablehlo.partition_id" | "stablehlo.replica_id" => {
+                self.out.push_str(&name);
+                self.attr_dict(&op.attrs, &[]);
+                let _ = write!(self.out, " : {}", self.ty(op.results[0]));
+                return;
+            }
+            n if n.starts_with("chlo.") => return self.chlo(op, &name),
             _ => {}
         }
         let operands = self.uses(&op.operands);
@@ -454,6 +461,25 @@ impl Printer<'_> {
         }
         self.out.push(' ');
         self.region(region, &op.name, false, false);
+    }
+
+    /// CHLO's custom forms: `chlo.square %x : T -> R`, `chlo.zeta %x, %q : A, B -> R`,
+    /// `chlo.top_k(%x, k = 4) : T -> (V, I)`.
+    fn chlo(&mut self, op: &Op, name: &str) {
+        use super::stablehlo::int;
+        let operands = self.uses(&op.operands);
+        if op.name == "chlo.top_k" {
+            let k = int(op.prop("k")).unwrap_or_default();
+            // The `is_stable` flag is not printed (nor parsed) by this StableHLO version.
+            let _ = write!(self.out, "{name}({operands}, k = {k})");
+        } else {
+            let _ = write!(self.out, "{name} {operands}");
+        }
+        self.attr_dict(&op.attrs, &[]);
+        let ins = self.types(&op.operands).join(", ");
+        let outs = self.types(&op.results);
+        let outs = if outs.len() == 1 { outs[0].clone() } else { format!("({})", outs.join(", ")) };
+        let _ = write!(self.out, " : {ins} -> {outs}");
     }
 
     /// `stablehlo.while(%iterArg = %x) : T attributes {...}` then `cond {...} do {...}`
@@ -664,7 +690,9 @@ impl Printer<'_> {
                 let outs = self.types(&op.results);
                 self.fn_type(&ins, &outs);
             }
-            n if n.starts_with("stablehlo.") && !is_elementwise(n) => self.stablehlo(op),
+            n if (n.starts_with("stablehlo.") || n.starts_with("chlo.")) && !is_elementwise(n) => {
+                self.stablehlo(op)
+            }
             n if is_elementwise(n) => {
                 let _ = write!(self.out, "{name} {}", self.uses(&op.operands));
                 self.attr_dict(&op.attrs, &[]);

@@ -1,6 +1,6 @@
 //! The custom forms MLIR prints for StableHLO ops written in the generic form (the ops
 //! whose form is a fixed arrangement of operands, a few inherent attributes and types,
-//! plus convolution, reduce and while; elementwise ops are in `printer.rs`; other ops with
+//! plus convolution, reduce, while and some CHLO ops; elementwise ops are in `printer.rs`; other ops with
 //! regions or structured dimension numbers keep the generic form).
 
 use super::attr::Attr;
@@ -152,6 +152,31 @@ fn element_type(ty: &str) -> Option<&str> {
     Some(rest)
 }
 
+/// The unary elementwise CHLO ops (`chlo.square %x : T -> R`).
+pub const CHLO_UNARY: [&str; 21] = [
+    "chlo._asin_acos_kernel",
+    "chlo.acos",
+    "chlo.acosh",
+    "chlo.asin",
+    "chlo.asinh",
+    "chlo.atan",
+    "chlo.atanh",
+    "chlo.bessel_i1e",
+    "chlo.conj",
+    "chlo.cosh",
+    "chlo.sinh",
+    "chlo.tan",
+    "chlo.digamma",
+    "chlo.erf",
+    "chlo.erf_inv",
+    "chlo.erfc",
+    "chlo.is_inf",
+    "chlo.is_neg_inf",
+    "chlo.is_pos_inf",
+    "chlo.lgamma",
+    "chlo.square",
+];
+
 /// `[1, 0]`
 pub fn list(xs: &[i64]) -> String {
     let items: Vec<String> = xs.iter().map(i64::to_string).collect();
@@ -292,6 +317,14 @@ pub fn custom_printable(op: &Op) -> bool {
             && op.results.len() == n
             && props.is_empty();
     }
+    if op.name == "chlo.top_k" {
+        return n == 1
+            && op.results.len() == 2
+            && op.regions.is_empty()
+            && only(&["k", "is_stable"])
+            && int(op.prop("k")).is_some()
+            && op.prop("is_stable").is_none_or(|b| matches!(b, Attr::Bool(_)));
+    }
     let one_result = op.results.len() == 1 && op.regions.is_empty();
     if !one_result {
         return false;
@@ -339,6 +372,9 @@ pub fn custom_printable(op: &Op) -> bool {
                 && op.prop("precision_config").is_none_or(|p| precisions(p).is_some())
         }
         "stablehlo.tuple" => props.is_empty(),
+        "stablehlo.partition_id" | "stablehlo.replica_id" => n == 0 && props.is_empty(),
+        name if CHLO_UNARY.contains(&name) => n == 1 && props.is_empty(),
+        "chlo.next_after" | "chlo.polygamma" | "chlo.zeta" => n == 2 && props.is_empty(),
         "stablehlo.cholesky" => {
             n == 1
                 && only(&["lower"])

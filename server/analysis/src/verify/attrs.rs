@@ -8,7 +8,7 @@ use super::{edges, rule, Ctx, Violation};
 use crate::model::sharding::{AxisRef, TensorSharding};
 use crate::model::{Model, OpId, OpInfo};
 use sdy_syntax::sdy::{Reduction, SdyAttr};
-use sdy_syntax::tree::{Attr, AttrKind, Custom, NamedAttr, Type};
+use sdy_syntax::tree::{Attr, AttrDict, AttrKind, Custom, NamedAttr, Type};
 
 /// The sdy attribute behind an attribute value, if it is one.
 pub fn sdy(attr: Option<&Attr>) -> Option<&SdyAttr> {
@@ -47,11 +47,55 @@ pub fn result_shardings(model: &Model, op: OpId) -> Option<Vec<TensorSharding>> 
     }
 }
 
+/// An argument or result of a function: its type (when known) and attributes.
+pub struct FuncValue<'a> {
+    pub ty: Option<&'a Type>,
+    pub attrs: Option<&'a AttrDict>,
+}
+
+/// A function's arguments and results, from its custom form or, written in the generic
+/// form, from its entry block and `arg_attrs`/`res_attrs` properties (result types are
+/// then unknown: they are only in the function type).
+pub fn func_signature(op: &OpInfo) -> Option<(Vec<FuncValue<'_>>, Vec<FuncValue<'_>>)> {
+    if let Custom::Func(f) = &op.node.custom {
+        let args = f.args.iter().map(|a| FuncValue { ty: Some(&a.ty), attrs: a.attrs.as_ref() });
+        let results =
+            f.results.iter().map(|r| FuncValue { ty: Some(&r.ty), attrs: r.attrs.as_ref() });
+        return Some((args.collect(), results.collect()));
+    }
+    if op.name() != "func.func" {
+        return None;
+    }
+    let dicts = |key: &str| -> Vec<Option<&AttrDict>> {
+        match op.node.inherent_attr(key).and_then(|a| a.value.as_ref()).map(|v| &v.kind) {
+            Some(AttrKind::Array(items)) => items
+                .iter()
+                .map(|a| match &a.kind {
+                    AttrKind::Dict(d) => Some(d),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let block_args = op.node.regions.first().and_then(|r| r.blocks.first()).map(|b| &b.args[..]);
+    let arg_attrs = dicts("arg_attrs");
+    let args = block_args
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+        .map(|(i, a)| FuncValue { ty: a.ty.as_ref(), attrs: arg_attrs.get(i).copied().flatten() })
+        .collect();
+    let results =
+        dicts("res_attrs").into_iter().map(|attrs| FuncValue { ty: None, attrs }).collect();
+    Some((args, results))
+}
+
 /// The `sdy.sharding` of argument `index` of a function, when it is a tensor sharding.
 pub fn func_arg_sharding(model: &Model, op: OpId, index: usize) -> Option<TensorSharding> {
     let info = model.op(op);
-    let Custom::Func(f) = &info.node.custom else { return None };
-    let attr = f.args.get(index)?.attrs.as_ref()?.get("sdy.sharding")?;
+    let (args, _) = func_signature(info)?;
+    let attr = args.get(index)?.attrs?.get("sdy.sharding")?;
     match sdy(attr.value.as_ref())? {
         SdyAttr::Sharding(s) => Some(TensorSharding::from_ast(s, info.start)),
         _ => None,
@@ -196,9 +240,9 @@ fn op_sharding(cx: &Ctx, id: OpId, attr: &NamedAttr) -> Result<(), Violation> {
 /// F1–F2: `sdy.sharding` on function arguments and results (always indexed prefixes).
 pub fn verify_func_attrs(cx: &Ctx, id: OpId) -> Result<(), Violation> {
     let op = cx.model.op(id);
-    let Custom::Func(f) = &op.node.custom else { return Ok(()) };
-    let args = f.args.iter().enumerate().map(|(i, a)| ("arg", i, &a.ty, a.attrs.as_ref()));
-    let results = f.results.iter().enumerate().map(|(i, r)| ("result", i, &r.ty, r.attrs.as_ref()));
+    let Some((args, results)) = func_signature(op) else { return Ok(()) };
+    let args = args.iter().enumerate().map(|(i, a)| ("arg", i, a.ty, a.attrs));
+    let results = results.iter().enumerate().map(|(i, r)| ("result", i, r.ty, r.attrs));
     for (kind, i, ty, attrs) in args.chain(results) {
         let Some(attr) = attrs.and_then(|d| d.get("sdy.sharding")).filter(|a| !is_alias(a)) else {
             continue;
@@ -212,7 +256,7 @@ pub fn verify_func_attrs(cx: &Ctx, id: OpId) -> Result<(), Violation> {
                     .prefixed(&prefix));
             }
         };
-        verify_sharding(cx.model, &s, TypeArg::Of(ty), id).map_err(|v| v.prefixed(&prefix))?;
+        verify_sharding(cx.model, &s, ty.into(), id).map_err(|v| v.prefixed(&prefix))?;
     }
     Ok(())
 }

@@ -15,7 +15,11 @@ pub fn verify_barrier_direction(cx: &Ctx, id: OpId) -> Result<(), Violation> {
     let op = cx.model.op(id);
     let Some(attr) = op.node.inherent_attr("allowed_direction") else { return Ok(()) };
     match attr.value.as_ref().map(|v| &v.kind) {
+        // `BOTH`, or its enum value in the generic form (`3 : i32`).
         Some(AttrKind::Keyword(k)) if k == "BOTH" => {
+            Err(Violation::new(msg::BARRIER_BOTH.to_string(), attr.span.shift(op.start)))
+        }
+        Some(AttrKind::Int { value: 3, .. }) => {
             Err(Violation::new(msg::BARRIER_BOTH.to_string(), attr.span.shift(op.start)))
         }
         _ => Ok(()),

@@ -306,6 +306,9 @@ impl Parser<'_> {
                 AttrKind::Sdy(Box::new(SdyAttr::Rule(self.sdy_rule_body()?)))
             }
             "sdy.mesh" if has_body => AttrKind::Sdy(Box::new(SdyAttr::Mesh(self.sdy_mesh_body()?))),
+            "sdy" if has_body && self.sdy_generic_mnemonic().is_some() => {
+                AttrKind::Sdy(Box::new(self.sdy_generic_attr()?))
+            }
             _ if has_body => {
                 self.skip_balanced();
                 if name.starts_with("sdy.") {
@@ -318,6 +321,36 @@ impl Parser<'_> {
             _ => AttrKind::AliasRef(name.into()),
         };
         Some(Attr { span: self.rel_from(start.start), kind })
+    }
+}
+
+impl Parser<'_> {
+    /// The mnemonic of a `#sdy<mnemonic ...>` attribute this parser reads structurally
+    /// (the generic form of the sdy ops' axis-list parameters), at its `<`.
+    fn sdy_generic_mnemonic(&self) -> Option<&'static str> {
+        let t = self.nth(1);
+        if t.kind != TokenKind::BareId {
+            return None;
+        }
+        ["manual_axes", "axis_ref_list", "list_of_axis_ref_lists", "all_to_all_param_list"]
+            .into_iter()
+            .find(|m| self.text(t) == *m)
+    }
+
+    /// `<manual_axes{"a"}>`, `<axis_ref_list{"b"}>`, `<list_of_axis_ref_lists[{}, {"b"}]>`,
+    /// `<all_to_all_param_list[{"a"}: 0->1]>`: what the custom forms write bare.
+    fn sdy_generic_attr(&mut self) -> Option<SdyAttr> {
+        let mnemonic = self.sdy_generic_mnemonic()?;
+        self.bump();
+        self.bump();
+        let value = match mnemonic {
+            "manual_axes" => SdyAttr::ManualAxes(self.sdy_manual_axes()?),
+            "axis_ref_list" => SdyAttr::AxisList(self.sdy_axis_list()?),
+            "list_of_axis_ref_lists" => SdyAttr::AxisListPerDim(self.sdy_axis_list_per_dim()?),
+            _ => SdyAttr::AllToAllParams(self.sdy_all_to_all_params()?),
+        };
+        self.expect(TokenKind::Greater, "'>'")?;
+        Some(value)
     }
 }
 
