@@ -7,7 +7,7 @@
 //! `SDY_FUZZ_SECONDS=600 cargo test --release -p sdy-tests --test parallel_parse -- --nocapture`
 //! runs the mutation part for that long.
 
-use sdy_syntax::parser::{parse_top_level_sequential, parse_top_level_split_at};
+use sdy_syntax::parser::{parse_top_level, parse_top_level_sequential, parse_top_level_split_at};
 use sdy_tests::{mutate, mutation_seeds, read_text, shared, Rng};
 use std::time::{Duration, Instant};
 
@@ -83,6 +83,25 @@ fn real_files_at_many_lines() {
     // The speculation must actually be taken, or this test compares the sequential parse
     // with itself.
     assert!(adopted > 1000, "only {adopted} segments adopted");
+}
+
+/// The big corpus files, parsed as the server and the CLI parse them (on two threads,
+/// from the line `parse_top_level` picks); the speculation from the middle is taken.
+#[test]
+fn big_corpus_files() {
+    let mut seen = 0;
+    for name in ["tfm_100k.mlir.gz", "tfm_300k.mlir.gz"] {
+        let Some(text) = read_text(&shared().join("corpus").join(name)) else { continue };
+        seen += 1;
+        let seq = parse_top_level_sequential(&text);
+        assert!(parse_top_level(&text) == seq, "{name}: the parallel parse differs");
+        let (par, adopted) = parse_top_level_split_at(&text, text.len() / 2);
+        assert!(par == seq, "{name}: the parallel parse from the middle differs");
+        assert!(adopted > 0, "{name}: the speculation from the middle was not taken");
+    }
+    if seen == 0 {
+        eprintln!("skipping: ../shared/corpus not present");
+    }
 }
 
 /// Texts where the second thread starts inside constructs that do not end at a line.
