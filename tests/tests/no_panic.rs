@@ -5,8 +5,7 @@
 //! runs the mutation fuzzer for that long instead of the short CI budget.
 
 use proptest::prelude::*;
-use sdy_tests::Rng;
-use std::path::Path;
+use sdy_tests::{mutate, mutation_seeds, Rng, SNIPPETS};
 use std::time::{Duration, Instant};
 
 /// Runs everything we have over `text`, split and unsplit.
@@ -19,94 +18,9 @@ fn analyze_everything(text: &str) {
     }
 }
 
-/// Inputs to mutate: the conformance and corpus files when `../shared` is there, and a
-/// built-in module so the test never tests nothing.
-fn seeds() -> Vec<String> {
-    let mut out = vec![include_str!("../../examples/mlp.mlir").to_string()];
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared");
-    for dir in ["conformance/ir", "conformance/propagation", "conformance/debugging"] {
-        if let Ok(entries) = std::fs::read_dir(shared.join(dir)) {
-            let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-            paths.sort();
-            out.extend(paths.iter().filter_map(|p| std::fs::read_to_string(p).ok()));
-        }
-    }
-    if let Ok(t) = std::fs::read_to_string(shared.join("corpus/tfm_1k.mlir")) {
-        out.push(t);
-    }
-    out
-}
-
-const SNIPPETS: &[&str] = &[
-    "{",
-    "}",
-    "(",
-    ")",
-    "[",
-    "]",
-    "<",
-    ">",
-    "\"",
-    "%",
-    "%0",
-    "#",
-    "@",
-    "?",
-    ":",
-    ",",
-    "=",
-    "->",
-    "\n",
-    "// -----\n",
-    "p1",
-    "{\"x\":(2)4, ?}",
-    "#sdy.sharding<",
-    "#sdy.sharding_per_value<[",
-    "#sdy.op_sharding_rule<([i])->([",
-    "sdy.mesh @m = <[\"x\"=2]>\n",
-    "stablehlo.add ",
-    "tensor<8x?xf32>",
-    "loc(",
-    "^bb0(%a: f32):",
-    "é",
-    "\\22",
-    "{-#",
-    "#-}",
-    "dense<",
-    "0x",
-];
-
-/// One random mutation of `text` (always on char boundaries).
-fn mutate(rng: &mut Rng, text: &str) -> String {
-    let boundary = |rng: &mut Rng, s: &str| {
-        let mut i = rng.below(s.len() + 1);
-        while !s.is_char_boundary(i) {
-            i -= 1;
-        }
-        i
-    };
-    let mut s = text.to_string();
-    for _ in 0..1 + rng.below(4) {
-        let a = boundary(rng, &s);
-        let b = (a + rng.below(64)).min(s.len());
-        let b = (a..=b).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(a);
-        match rng.below(4) {
-            0 => s.replace_range(a..b, ""),
-            1 => s.insert_str(a, SNIPPETS[rng.below(SNIPPETS.len())]),
-            2 => {
-                let piece = s[a..b].to_string();
-                let c = boundary(rng, &s);
-                s.insert_str(c, &piece);
-            }
-            _ => s.replace_range(a..b, SNIPPETS[rng.below(SNIPPETS.len())]),
-        }
-    }
-    s
-}
-
 #[test]
 fn mutated_real_files() {
-    let seeds = seeds();
+    let seeds = mutation_seeds();
     let budget = std::env::var("SDY_FUZZ_SECONDS")
         .ok()
         .and_then(|s| s.parse().ok())

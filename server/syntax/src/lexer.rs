@@ -223,6 +223,13 @@ impl<'s> Scanner<'s> {
         Scanner { src, pos: 0, nl: true }
     }
 
+    /// A scanner starting at `line_start` (0 or just after a `\n`): it lexes as a
+    /// scanner from the start of `src` would from there, since no token spans a line.
+    pub fn at_line(src: &'s str, line_start: usize) -> Scanner<'s> {
+        debug_assert!(line_start == 0 || src.as_bytes()[line_start - 1] == b'\n');
+        Scanner { src, pos: line_start, nl: true }
+    }
+
     /// Scans on, skipping comments, handing each token and whether a line break precedes
     /// it to `emit` until `emit` returns false (then returns true) or the text ends (then
     /// returns false). The parser's hot loop: its state stays in registers.

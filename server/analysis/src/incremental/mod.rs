@@ -98,16 +98,40 @@ pub struct UpdateStats {
 
 /// A fresh analysis; `keep`: with what updates need.
 pub fn analyze(src: &str, chunk: &Chunk, keep: bool) -> ChunkAnalysis {
-    let model = Model::build(chunk);
     if !keep {
-        let mut diagnostics = syntax_diags::syntax_diagnostics(chunk);
-        let mut verifier = verify::verify_chunk(&model, src);
-        verifier.extend(crate::ide::strings::diagnostics(&model, src, chunk));
+        // A big chunk's syntax diagnostics are collected on another core while its
+        // model is built, and its strings checked while it is verified.
+        let big = chunk.span.len() >= 1 << 20;
+        let (model, mut diagnostics) = if big {
+            std::thread::scope(|s| {
+                let syntax = s.spawn(|| syntax_diags::syntax_diagnostics(chunk));
+                let model = Model::build(chunk);
+                (model, join(syntax))
+            })
+        } else {
+            (Model::build(chunk), syntax_diags::syntax_diagnostics(chunk))
+        };
+        let mut verifier = if big {
+            std::thread::scope(|s| {
+                let strings = s.spawn(|| crate::ide::strings::diagnostics(&model, src, chunk));
+                let mut verifier = verify::verify_chunk(&model, src);
+                verifier.extend(join(strings));
+                verifier
+            })
+        } else {
+            let mut verifier = verify::verify_chunk(&model, src);
+            verifier.extend(crate::ide::strings::diagnostics(&model, src, chunk));
+            verifier
+        };
         verifier.sort_by_key(|d| d.span.start);
         diagnostics.extend(verifier);
         return ChunkAnalysis { model, diagnostics, state: None };
     }
-    with_state(model, src, chunk)
+    with_state(Model::build(chunk), src, chunk)
+}
+
+fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
 /// `a` with what updates need (see [`ChunkAnalysis::with_incremental_state`]).

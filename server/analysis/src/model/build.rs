@@ -34,13 +34,25 @@ impl Model {
         m.top =
             (0..m.ops.len() as OpId).filter(|&id| m.ops[id as usize].parent.is_none()).collect();
         m.index_children();
-        m.group_keys = group_keys(&m.values);
-        let mut r = Resolver::new(&m);
-        // Sized up front: growing these tables copies them and faults in fresh pages.
-        r.names.reserve(m.values.len());
-        r.out.links.reserve(m.values.len() * 2);
-        r.module_body();
-        let resolved = r.out;
+        let resolve = |m: &Model| {
+            let mut r = Resolver::new(m);
+            // Sized up front: growing these tables copies them and faults in fresh pages.
+            r.names.reserve(m.values.len());
+            r.out.links.reserve(m.values.len() * 2);
+            r.module_body();
+            r.out
+        };
+        // A big module's keys are computed on another core while names are resolved.
+        let (keys, resolved) = if m.values.len() >= 1 << 14 {
+            std::thread::scope(|s| {
+                let keys = s.spawn(|| group_keys(&m.values));
+                let resolved = resolve(&m);
+                (keys.join().unwrap_or_else(|p| std::panic::resume_unwind(p)), resolved)
+            })
+        } else {
+            (group_keys(&m.values), resolve(&m))
+        };
+        m.group_keys = keys;
         m.apply(resolved);
         resolve_forward(&mut m, None);
         m.canonicalize();

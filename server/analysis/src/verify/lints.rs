@@ -162,17 +162,20 @@ pub fn mesh_device_counts(cx: &Ctx, out: &mut Vec<Diagnostic>) {
 
 /// Whether `@name` appears in `text` outside `except` (a symbol reference).
 fn referenced(text: &str, name: &str, except: Span) -> bool {
-    symbol_references(text, name).into_iter().any(|at| !except.contains(at as u32))
+    // Stops at the first reference: a used mesh is named all over a big file.
+    references_iter(text, &format!("@{name}")).any(|at| !except.contains(at as u32))
 }
 
 /// Where `@name` appears in `text` as a whole symbol (not the start of a longer one).
 pub fn symbol_references(text: &str, name: &str) -> Vec<usize> {
-    let needle = format!("@{name}");
+    references_iter(text, &format!("@{name}")).collect()
+}
+
+fn references_iter<'t>(text: &'t str, needle: &'t str) -> impl Iterator<Item = usize> + 't {
     let bytes = text.as_bytes();
-    text.match_indices(needle.as_str())
+    text.match_indices(needle)
         .map(|(at, _)| at)
-        .filter(|&at| ends_symbol(bytes.get(at + needle.len()).copied()))
-        .collect()
+        .filter(move |&at| ends_symbol(bytes.get(at + needle.len()).copied()))
 }
 
 /// Whether the byte after `@name` (if any) ends the symbol.

@@ -5,6 +5,7 @@ mod attr;
 mod op;
 mod recent;
 mod sdy_attr;
+mod speculate;
 mod ty;
 
 use crate::lexer::{self, Token, TokenKind};
@@ -13,6 +14,7 @@ use crate::tree::{Child, Op, Str, SyntaxError};
 use std::sync::Arc;
 
 pub use op::is_statement_start_kind;
+pub use speculate::{parse_top_level, parse_top_level_sequential, parse_top_level_split_at};
 
 /// Maximum bracket nesting the parser descends into; deeper input is reported, not
 /// recursed into, so pathological input cannot overflow the stack.
@@ -64,6 +66,13 @@ pub struct Parser<'s> {
     /// (`custom op 'sdy.mesh' ...`).
     pub(crate) custom_op: Option<&'static str>,
     depth: u32,
+    /// The deepest `depth + 1` an `enter` checked (0: none), to tell whether a parse
+    /// started at depth 0 reads the same at another depth (see `speculate`).
+    depth_peak: u32,
+    /// A parse of a later part of the text running on another thread (see `speculate`).
+    spec: Option<speculate::Pending<'s>>,
+    /// How many speculative segments were adopted.
+    adopted: u32,
     /// Interned types by spelling (see `tree::Type`).
     types: rustc_hash::FxHashMap<&'s str, Arc<crate::tree::TypeKind>>,
     /// Interned strings too long to be stored inline (op and attribute names).
@@ -86,11 +95,15 @@ const BATCH: usize = 1024;
 
 impl<'s> Parser<'s> {
     pub fn new(src: &'s str) -> Parser<'s> {
+        Parser::with_scanner(src, lexer::Scanner::new(src))
+    }
+
+    fn with_scanner(src: &'s str, scanner: lexer::Scanner<'s>) -> Parser<'s> {
         // Small texts (incremental re-parses) get a small window.
         let capacity = (src.len() / 3).clamp(LOOKAHEAD, BATCH) + LOOKAHEAD + BATCH / 4;
         let mut p = Parser {
             src,
-            scanner: lexer::Scanner::new(src),
+            scanner,
             toks: Vec::with_capacity(capacity),
             first: 0,
             cur_tok: WindowToken { start: 0, end: 0, kind: TokenKind::Eof, nl: true },
@@ -100,6 +113,9 @@ impl<'s> Parser<'s> {
             errors: Default::default(),
             custom_op: None,
             depth: 0,
+            depth_peak: 0,
+            spec: None,
+            adopted: 0,
             types: rustc_hash::FxHashMap::default(),
             strings: rustc_hash::FxHashMap::default(),
             recent_types: recent::Recent::new(),
@@ -414,6 +430,7 @@ impl<'s> Parser<'s> {
     // ----- nesting guard -----
 
     pub(crate) fn enter(&mut self) -> bool {
+        self.depth_peak = self.depth_peak.max(self.depth + 1);
         if self.depth >= MAX_DEPTH {
             let span = self.rel(self.peek());
             self.error(span, "nesting is too deep");
@@ -528,12 +545,6 @@ fn is_bracket(k: TokenKind) -> bool {
             | TokenKind::Less
             | TokenKind::Greater
     )
-}
-
-/// Parses a chunk of text into its top-level statements (offsets relative to `text`).
-pub fn parse_top_level(text: &str) -> Vec<Child> {
-    let mut p = Parser::new(text);
-    p.top_level()
 }
 
 /// Parses `text` as exactly one statement, for incremental re-parsing. Returns `None`

@@ -35,6 +35,10 @@ impl Parser<'_> {
                 out.push(self.error_stmt(t.start, "unexpected '}' at top level"));
                 continue;
             }
+            if let Some(kids) = self.adopt_speculation() {
+                out.extend(kids);
+                continue;
+            }
             match self.statement(false) {
                 Some(c) => out.push(c),
                 None => break,
@@ -428,6 +432,10 @@ impl Parser<'_> {
                     blocks.last_mut().expect("a region has a block").ops = ops;
                     blocks.push(Block { label: Some(label), args, ops: Vec::new() });
                 }
+                continue;
+            }
+            if let Some(kids) = self.adopt_speculation() {
+                self.child_scratch.extend(kids);
                 continue;
             }
             let child = self.statement(true)?;
