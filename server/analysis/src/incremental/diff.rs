@@ -120,6 +120,11 @@ pub fn find(
                 return None;
             }
         }
+        if at_top && (has_sdy_alias(&old.top) || has_sdy_alias(&new.top)) {
+            // The verifier reads shardings through these aliases, and the model keeps
+            // their positions: a top-level edit re-analyses the chunk.
+            return None;
+        }
         let from = match prefix.checked_sub(1) {
             Some(i) => base + kids_old[i].offset + kids_old[i].op.len,
             None => body_start,
@@ -164,6 +169,10 @@ fn common_ends(old: &[Child], new: &[Child], delta: i64) -> (usize, usize) {
     let prefix = (0..n).take_while(|&i| same_at(i)).count();
     let suffix = (0..n - prefix).take_while(|&j| same_from_end(j)).count();
     (prefix, suffix)
+}
+
+fn has_sdy_alias(top: &[Child]) -> bool {
+    top.iter().any(|c| crate::model::is_sdy_alias(&c.op))
 }
 
 /// [`explicit_module`] of `new`, an edited `old` whose explicit module is `old_module`:

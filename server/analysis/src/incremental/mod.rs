@@ -758,4 +758,28 @@ mod tests {
         assert_eq!(b.diagnostics, analyze_chunk(&edited, chunk).diagnostics);
         assert!(stats.fresh.is_none() || stats.fresh == Some("trees differ"), "{stats:?}");
     }
+
+    /// Shardings written through an alias are verified, and an edit of the alias
+    /// re-checks the ops using it; edits elsewhere still give a fresh analysis's result.
+    #[test]
+    fn edits_of_sharding_aliases_recheck_their_users() {
+        let text = "#s = #sdy.sharding<@m, [{\"x\"}]>\nmodule {\n  sdy.mesh @m = <[\"x\"=2]>\n  func.func @f(%a: tensor<4xf32> {sdy.sharding = #s}) -> tensor<4xf32> {\n    %0 = stablehlo.add %a, %a : tensor<4xf32>\n    return %0 : tensor<4xf32>\n  }\n}\n";
+        let chunk = &parse_chunks(text, false)[0];
+        let mut state = analyze_chunk_incremental(text, chunk);
+        assert!(state.diagnostics.is_empty(), "{:?}", state.diagnostics);
+        let steps = [
+            text.replace("[{\"x\"}]>\nmodule", "[{\"y\"}]>\nmodule"),
+            text.replace("[{\"x\"}]>\nmodule", "[{\"y\"}]>\nmodule").replace("%a, %a", "%a, %a "),
+            text.to_string(),
+        ];
+        let mut errors = Vec::new();
+        for edited in steps {
+            let chunk = &parse_chunks(&edited, false)[0];
+            let (next, _) = state.update(&edited, chunk);
+            assert_eq!(next.diagnostics, analyze_chunk(&edited, chunk).diagnostics, "{edited}");
+            errors.push(next.diagnostics.len());
+            state = next;
+        }
+        assert_eq!(errors, [1, 1, 0]);
+    }
 }

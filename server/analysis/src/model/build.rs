@@ -57,6 +57,7 @@ impl Model {
         resolve_forward(&mut m, None);
         m.canonicalize();
         m.index_symbols();
+        m.sdy_aliases = sdy_aliases(chunk);
         m
     }
 
@@ -69,6 +70,29 @@ impl Model {
         self.undefined_uses.extend(r.undefined);
         self.redefinitions.extend(r.redefinitions);
     }
+}
+
+/// The chunk's top-level aliases of sdy attributes (MLIR defines aliases before their
+/// uses, so these come before the module).
+pub(crate) fn sdy_aliases(chunk: &Chunk) -> HashMap<String, (u32, std::sync::Arc<Op>)> {
+    chunk
+        .top
+        .iter()
+        .filter(|c| is_sdy_alias(&c.op))
+        .filter_map(|c| match &c.op.custom {
+            Custom::Alias(def) => {
+                let name = def.name.text.strip_prefix('#')?.to_string();
+                Some((name, (chunk.span.start + c.offset, c.op.clone())))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether `op` defines an alias of an sdy attribute.
+pub fn is_sdy_alias(op: &Op) -> bool {
+    matches!(&op.custom, Custom::Alias(def) if matches!(&def.value,
+        sdy_syntax::tree::AliasValue::Attr(a) if matches!(a.kind, sdy_syntax::tree::AttrKind::Sdy(_))))
 }
 
 /// Appends ops and their values in pre-order; ids are the position in the tables plus

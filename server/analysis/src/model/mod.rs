@@ -7,6 +7,7 @@
 //! So a model patched after an edit (`crate::incremental`) equals a fresh build.
 
 mod build;
+pub use build::is_sdy_alias;
 mod names;
 pub mod patch;
 pub mod sharding;
@@ -125,6 +126,9 @@ pub struct Model {
     /// Names defined again while an earlier definition is in scope (MLIR's parser
     /// rejects them): (the new value, the value it shadows), in source order.
     pub redefinitions: Vec<(ValueId, ValueId)>,
+    /// Top-level attribute aliases whose value is an sdy attribute (`#s = #sdy.sharding<...>`),
+    /// by name without the `#`: the absolute start of the definition and its statement.
+    pub sdy_aliases: HashMap<String, (u32, Arc<Op>)>,
     /// `children(op)` is `child_list[child_start[op]..child_start[op + 1]]`.
     child_start: Vec<u32>,
     child_list: Vec<OpId>,
@@ -143,6 +147,18 @@ impl Model {
     pub fn value(&self, id: ValueId) -> &ValueInfo {
         track::note(track::VALUE | id);
         &self.values[id as usize]
+    }
+    /// The value of the sdy attribute alias `#name` and the absolute start its spans are
+    /// relative to.
+    pub fn sdy_alias(&self, name: &str) -> Option<(u32, &sdy_syntax::tree::Attr)> {
+        let (start, op) = self.sdy_aliases.get(name)?;
+        match &op.custom {
+            Custom::Alias(def) => match &def.value {
+                sdy_syntax::tree::AliasValue::Attr(a) => Some((*start, a)),
+                _ => None,
+            },
+            _ => None,
+        }
     }
     pub fn mesh(&self, name: &str) -> Option<&MeshSymbol> {
         track::note(track::symbol(name));

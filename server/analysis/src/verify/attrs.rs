@@ -18,14 +18,36 @@ pub fn sdy(attr: Option<&Attr>) -> Option<&SdyAttr> {
     }
 }
 
-fn inherent_sdy<'m>(model: &'m Model, op: OpId, key: &str) -> Option<&'m SdyAttr> {
-    sdy(model.op(op).node.inherent_attr(key)?.value.as_ref())
+/// An attribute value of an op starting at `base`, with the absolute start its spans
+/// are relative to: an sdy attribute alias (`#s`) is looked through to its definition.
+/// `None` for an alias of anything else.
+pub fn resolved<'m>(
+    model: &'m Model,
+    attr: Option<&'m Attr>,
+    base: u32,
+) -> Option<(&'m Attr, u32)> {
+    let attr = attr?;
+    match &attr.kind {
+        AttrKind::AliasRef(name) => model.sdy_alias(name).map(|(start, a)| (a, start)),
+        _ => Some((attr, base)),
+    }
+}
+
+/// The sdy attribute behind a named attribute of an op, with the start of its spans.
+fn named_sdy<'m>(model: &'m Model, attr: &'m NamedAttr, base: u32) -> Option<(&'m SdyAttr, u32)> {
+    let (a, base) = resolved(model, attr.value.as_ref(), base)?;
+    sdy(Some(a)).map(|s| (s, base))
+}
+
+fn inherent_sdy<'m>(model: &'m Model, op: OpId, key: &str) -> Option<(&'m SdyAttr, u32)> {
+    let info = model.op(op);
+    named_sdy(model, info.node.inherent_attr(key)?, info.start)
 }
 
 /// An inherent `#sdy.sharding` (`sharding`, `out_sharding`).
 pub fn inherent_sharding(model: &Model, op: OpId, key: &str) -> Option<TensorSharding> {
     match inherent_sdy(model, op, key)? {
-        SdyAttr::Sharding(s) => Some(TensorSharding::from_ast(s, model.op(op).start)),
+        (SdyAttr::Sharding(s), base) => Some(TensorSharding::from_ast(s, base)),
         _ => None,
     }
 }
@@ -33,7 +55,7 @@ pub fn inherent_sharding(model: &Model, op: OpId, key: &str) -> Option<TensorSha
 /// An inherent per-value sharding list (`in_shardings`, `out_shardings`).
 pub fn inherent_per_value(model: &Model, op: OpId, key: &str) -> Option<Vec<TensorSharding>> {
     match inherent_sdy(model, op, key)? {
-        SdyAttr::PerValue(p) => Some(TensorSharding::per_value(p, model.op(op).start)),
+        (SdyAttr::PerValue(p), base) => Some(TensorSharding::per_value(p, base)),
         _ => None,
     }
 }
@@ -41,8 +63,8 @@ pub fn inherent_per_value(model: &Model, op: OpId, key: &str) -> Option<Vec<Tens
 /// The op's `sdy.sharding` result shardings, when it is a per-value attribute.
 pub fn result_shardings(model: &Model, op: OpId) -> Option<Vec<TensorSharding>> {
     let info = model.op(op);
-    match sdy(info.node.attr("sdy.sharding")?.value.as_ref())? {
-        SdyAttr::PerValue(p) => Some(TensorSharding::per_value(p, info.start)),
+    match named_sdy(model, info.node.attr("sdy.sharding")?, info.start)? {
+        (SdyAttr::PerValue(p), base) => Some(TensorSharding::per_value(p, base)),
         _ => None,
     }
 }
@@ -96,8 +118,8 @@ pub fn func_arg_sharding(model: &Model, op: OpId, index: usize) -> Option<Tensor
     let info = model.op(op);
     let (args, _) = func_signature(info)?;
     let attr = args.get(index)?.attrs?.get("sdy.sharding")?;
-    match sdy(attr.value.as_ref())? {
-        SdyAttr::Sharding(s) => Some(TensorSharding::from_ast(s, info.start)),
+    match named_sdy(model, attr, info.start)? {
+        (SdyAttr::Sharding(s), base) => Some(TensorSharding::from_ast(s, base)),
         _ => None,
     }
 }
@@ -119,25 +141,33 @@ pub fn manual_axes(op: &OpInfo) -> Option<Vec<String>> {
     manual_axis_refs(op).map(|axes| axes.into_iter().map(|a| a.name).collect())
 }
 
-/// An attribute alias (`#name`): its value is elsewhere, so rules on it are skipped.
+/// An attribute alias (`#name`): its value is elsewhere.
 pub fn is_alias(attr: &NamedAttr) -> bool {
     matches!(attr.value.as_ref().map(|v| &v.kind), Some(AttrKind::AliasRef(_)))
 }
 
+/// The name an alias attribute refers to (without `#`; empty for other attributes).
+fn alias_name(attr: &NamedAttr) -> &str {
+    match attr.value.as_ref().map(|v| &v.kind) {
+        Some(AttrKind::AliasRef(name)) => name,
+        _ => "",
+    }
+}
+
 /// An inherent axis-ref list (`reduction_axes`, `axes` of replicated_to_unreduced).
 pub fn axis_list(model: &Model, op: OpId, key: &str) -> Option<Vec<AxisRef>> {
-    let base = model.op(op).start;
     match inherent_sdy(model, op, key)? {
-        SdyAttr::AxisList(l) => Some(l.iter().map(|a| AxisRef::from_ast(a, base)).collect()),
+        (SdyAttr::AxisList(l), base) => {
+            Some(l.iter().map(|a| AxisRef::from_ast(a, base)).collect())
+        }
         _ => None,
     }
 }
 
 /// An inherent list of per-dimension axis lists (`gathering_axes`, ...).
 pub fn axis_lists_per_dim(model: &Model, op: OpId, key: &str) -> Option<Vec<Vec<AxisRef>>> {
-    let base = model.op(op).start;
     match inherent_sdy(model, op, key)? {
-        SdyAttr::AxisListPerDim(l) => Some(
+        (SdyAttr::AxisListPerDim(l), base) => Some(
             l.iter().map(|d| d.axes.iter().map(|a| AxisRef::from_ast(a, base)).collect()).collect(),
         ),
         _ => None,
@@ -166,7 +196,9 @@ fn discardable(op: &OpInfo) -> Vec<&NamedAttr> {
 /// The sdy dialect's hook on each discardable `sdy.*` attribute, in dictionary order.
 pub fn verify_discardable(cx: &Ctx, id: OpId) -> Result<(), Violation> {
     let op = cx.model.op(id);
-    for attr in discardable(op).into_iter().filter(|a| !is_alias(a)) {
+    // An alias is looked through for `sdy.sharding`; the other attributes' rules skip it.
+    let skipped = |a: &NamedAttr| is_alias(a) && &*a.name != "sdy.sharding";
+    for attr in discardable(op).into_iter().filter(|a| !skipped(a)) {
         match &*attr.name {
             "sdy.sharding" => op_sharding(cx, id, attr)?,
             "sdy.sharding_rule" => rule::verify(cx, id, attr)?,
@@ -225,8 +257,11 @@ pub fn operand_types<'m>(model: &'m Model, op: OpId) -> Vec<TypeArg<'m>> {
 /// P1–P4: the op-level `sdy.sharding` (one sharding per result).
 fn op_sharding(cx: &Ctx, id: OpId, attr: &NamedAttr) -> Result<(), Violation> {
     let op = cx.model.op(id);
-    let per_value = match sdy(attr.value.as_ref()) {
-        Some(SdyAttr::PerValue(p)) => TensorSharding::per_value(p, op.start),
+    if is_alias(attr) && cx.model.sdy_alias(alias_name(attr)).is_none() {
+        return Ok(()); // an alias of something else: not ours to judge
+    }
+    let per_value = match named_sdy(cx.model, attr, op.start) {
+        Some((SdyAttr::PerValue(p), base)) => TensorSharding::per_value(p, base),
         _ => {
             return Err(Violation::new(
                 msg::EXPECTED_PER_VALUE.to_string(),
@@ -244,12 +279,13 @@ pub fn verify_func_attrs(cx: &Ctx, id: OpId) -> Result<(), Violation> {
     let args = args.iter().enumerate().map(|(i, a)| ("arg", i, a.ty, a.attrs));
     let results = results.iter().enumerate().map(|(i, r)| ("result", i, r.ty, r.attrs));
     for (kind, i, ty, attrs) in args.chain(results) {
-        let Some(attr) = attrs.and_then(|d| d.get("sdy.sharding")).filter(|a| !is_alias(a)) else {
-            continue;
-        };
+        let Some(attr) = attrs.and_then(|d| d.get("sdy.sharding")) else { continue };
+        if is_alias(attr) && cx.model.sdy_alias(alias_name(attr)).is_none() {
+            continue; // an alias of something else: not ours to judge
+        }
         let prefix = msg::indexed_prefix(kind, i);
-        let s = match sdy(attr.value.as_ref()) {
-            Some(SdyAttr::Sharding(s)) => TensorSharding::from_ast(s, op.start),
+        let s = match named_sdy(cx.model, attr, op.start) {
+            Some((SdyAttr::Sharding(s), base)) => TensorSharding::from_ast(s, base),
             _ => {
                 let span = attr.span.shift(op.start);
                 return Err(Violation::new(msg::EXPECTED_TENSOR_SHARDING.to_string(), span)
