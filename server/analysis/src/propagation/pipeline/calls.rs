@@ -100,7 +100,7 @@ fn nth_op_mut<'a>(op: &'a mut Op, path: &[usize]) -> Option<&'a mut Op> {
 
 /// `sdy-flatten-call-graph`: a second call to a function calls a recursive clone.
 pub fn flatten_call_graph(m: &mut Module) {
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let order: Vec<String> = call_graph_post_order(m, &g)
         .into_iter()
         .filter_map(|f| func_sym(g.op(m, f)).map(str::to_string))
@@ -127,7 +127,7 @@ pub fn flatten_call_graph(m: &mut Module) {
 /// the warnings (op origin, message) it emits.
 pub fn import_func_calls(m: &mut Module) -> Vec<(Option<u32>, String)> {
     let mut warnings = Vec::new();
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let order: Vec<String> = call_graph_post_order(m, &g)
         .into_iter()
         .filter_map(|f| func_sym(g.op(m, f)).map(str::to_string))
@@ -210,7 +210,7 @@ pub fn import_func_calls(m: &mut Module) -> Vec<(Option<u32>, String)> {
 
 fn add_edges_on(m: &mut Module, name: &str) {
     // Reuse the generic pass, restricted to one op kind.
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let mut work: Vec<(Vec<ValueId>, Vec<ValueId>)> = Vec::new();
     for i in post_order(&g) {
         if g.nodes[i].name == name {
@@ -223,7 +223,7 @@ fn add_edges_on(m: &mut Module, name: &str) {
 
 /// `sdy-pre-order-funcs`: functions in call-graph pre-order at the end of the module.
 pub fn pre_order_funcs(m: &mut Module) {
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let mut order: Vec<String> = call_graph_post_order(m, &g)
         .into_iter()
         .filter_map(|f| func_sym(g.op(m, f)).map(str::to_string))
@@ -262,7 +262,7 @@ fn shardings_from_edges(m: &Module, g: &Graph, owners: &[ValueId]) -> Option<Vec
 /// Replaces the single data-flow edge user of each value by the value (one index,
 /// one rewiring walk; the edges are removed last to first).
 fn remove_data_flow_edges(m: &mut Module, values: &[ValueId]) {
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let mut map: HashMap<ValueId, ValueId> = HashMap::new();
     let mut paths: Vec<Path> = Vec::new();
     let mut seen: HashSet<OpIdx> = HashSet::new();
@@ -285,7 +285,7 @@ pub fn export_named_computations(m: &mut Module) {
     // first, in post-order), its body goes to a new function at the end of the module,
     // and the edges are removed at the end, so the paths and uses of the computations
     // still to export do not change.
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let list: Vec<OpIdx> = post_order(&g)
         .into_iter()
         .filter(|&i| g.nodes[i].name == "sdy.named_computation")
@@ -350,7 +350,7 @@ pub fn export_named_computations(m: &mut Module) {
 /// `sdy-propagate-to-func-results`: every function but main takes its returned values'
 /// shardings as result shardings.
 pub fn propagate_to_func_results(m: &mut Module) {
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let main = g.main_func(m);
     let funcs: Vec<OpIdx> = g.funcs.values().copied().collect();
     for f in funcs {
@@ -395,7 +395,7 @@ fn computation_key(m: &Module, f: &Op, ignore: bool) -> Key {
 pub fn unflatten_call_graph(m: &mut Module, dedup_fully: bool) {
     let mut call_paths = Vec::new();
     m.top.walk(&mut |_op: &Op| {});
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     for i in post_order(&g) {
         if g.nodes[i].name == "func.call" {
             call_paths.push(g.nodes[i].path.clone());
@@ -490,7 +490,7 @@ fn new_reshard(m: &mut Module, input: ValueId, s: TensorSharding) -> (Op, ValueI
 
 /// `sdy-insert-func-call-reshards`.
 pub fn insert_func_call_reshards(m: &mut Module) {
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let calls: Vec<ValueId> = Vec::new();
     let _ = calls;
     let mut list: Vec<Path> = Vec::new();
@@ -535,7 +535,7 @@ pub fn insert_func_call_reshards(m: &mut Module) {
 /// `sdy-add-func-data-flow-edges`: an `sdy.func_data_flow_edge` after every argument
 /// of every non-main function and every call result (taking its sharding).
 pub fn add_func_data_flow_edges(m: &mut Module) {
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let main = g.main_func(m);
     // (value, insertion block owner path, region, block, index)
     let mut work: Vec<ValueId> = Vec::new();
@@ -556,7 +556,7 @@ pub fn add_func_data_flow_edges(m: &mut Module) {
     // the call. Track how many edges went to each insertion point.
     let mut placed: HashMap<InsertPoint, usize> = HashMap::new();
     for (k, v) in work.into_iter().enumerate() {
-        let g = Graph::build(m);
+        let g = Graph::shared(m);
         if g.ty(m, v).static_shape().is_none() {
             continue;
         }
@@ -589,7 +589,7 @@ pub fn add_func_data_flow_edges(m: &mut Module) {
 /// function argument or call result); the edges are removed.
 pub fn sink_func_data_flow_edges(m: &mut Module) {
     loop {
-        let g = Graph::build(m);
+        let g = Graph::shared(m);
         let Some(e) =
             g.pre_order().into_iter().find(|&i| g.nodes[i].name == "sdy.func_data_flow_edge")
         else {

@@ -22,7 +22,7 @@ pub fn constant_or_scalar_merger(m: &mut Module) {
         String,
         Option<ValueId>,
     );
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     // Candidates by (parent op, region, block, type); the first op of each key.
     type Place = (OpIdx, usize, usize, String);
     let mut seen: HashMap<Place, Vec<(Key, OpIdx)>> = HashMap::new();
@@ -138,7 +138,7 @@ fn gcd(a: i64, b: i64) -> i64 {
 
 /// `sdy-update-non-divisible-input-output-shardings`.
 pub fn update_non_divisible_io(m: &mut Module) {
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let fix = |s: &TensorSharding, ty: &str| -> TensorSharding {
         let Some(shape) = ValueType::parse(ty).static_shape() else { return s.clone() };
         match mesh_for(&g, &s.mesh) {
@@ -207,7 +207,7 @@ pub fn update_non_divisible_io(m: &mut Module) {
 
 /// `sdy-remove-sub-axes-in-input-output-shardings` (main function only).
 pub fn remove_sub_axes_in_io(m: &mut Module) {
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let Some(f) = g.main_func(m) else { return };
     let op = g.op_mut(m, f);
     if let Some(fi) = op.func_mut() {
@@ -254,7 +254,7 @@ pub fn drop_sharding_rules(m: &mut Module) {
 /// ops are erased and no-op collectives removed.
 pub fn canonicalize(m: &mut Module) {
     loop {
-        let g = Graph::build(m);
+        let g = Graph::shared(m);
         let mut victim = None;
         for i in post_order(&g).into_iter().rev() {
             let n = &g.nodes[i];
@@ -388,7 +388,7 @@ fn sharding_bypassing_barriers(m: &Module, g: &Graph, mut v: ValueId) -> Option<
 /// shardings; a dot may reshard its result instead of an operand.
 pub fn insert_explicit_reshards(m: &mut Module) {
     // Mark every op with its post-order position per function; new ops are not marked.
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let mut order: Vec<i128> = Vec::new();
     let mut funcs: Vec<i128> = Vec::new();
     let mut next = 0i128;
@@ -702,7 +702,7 @@ fn all_reduces_for_reduction_factors(m: &mut Module, g: &Graph, i: OpIdx) {
     let results = n.results.clone();
     let mut at = i;
     for r in results {
-        let g2 = Graph::build(m);
+        let g2 = Graph::shared(m);
         let s = g2
             .sharding(m, r)
             .unwrap_or_else(|| replicated_sharding(&mesh_ref, g2.ty(m, r).rank(), true));
@@ -712,7 +712,7 @@ fn all_reduces_for_reduction_factors(m: &mut Module, g: &Graph, i: OpIdx) {
         let mut op = Op::pretty("sdy.all_reduce", vec![r], vec![nv], Vec::new());
         op.set_prop("reduction_axes", Attr::AxisList(all.clone()));
         op.set_prop("out_sharding", Attr::Sharding(s));
-        let g3 = Graph::build(m);
+        let g3 = Graph::shared(m);
         let idx = (1..g3.nodes.len()).find(|&j| g3.nodes[j].results.contains(&r)).unwrap_or(at);
         insert_at(m, &g3, At::After(idx), op);
         at = idx;
@@ -762,7 +762,7 @@ fn full_version(m: &mut Module, g: &Graph, i: OpIdx) {
         if !upd {
             continue;
         }
-        let g2 = Graph::build(m);
+        let g2 = Graph::shared(m);
         let Some(j) = locate(m, &g2) else { return };
         let v = g2.nodes[j].operands[k];
         let s =
@@ -782,7 +782,7 @@ fn full_version(m: &mut Module, g: &Graph, i: OpIdx) {
         if !upd {
             continue;
         }
-        let g2 = Graph::build(m);
+        let g2 = Graph::shared(m);
         let Some(j) = locate(m, &g2) else { return };
         let r = g2.nodes[j].results[k];
         let old = g2
