@@ -145,7 +145,7 @@ thread_local! {
 /// inserts an op with a result (a new value), so the value count is the version;
 /// an edit that creates no value calls [`GraphCache::invalidate`].
 pub struct GraphCache {
-    g: Graph,
+    g: Rc<Graph>,
     values: usize,
     /// Ops carrying an integer marker attribute, by marker (rebuilt with the graph).
     marked: HashMap<i128, OpIdx>,
@@ -155,7 +155,7 @@ pub struct GraphCache {
 impl GraphCache {
     pub fn new(m: &Module) -> GraphCache {
         GraphCache {
-            g: Graph::build(m),
+            g: Graph::shared(m),
             values: m.values.len(),
             marked: HashMap::new(),
             marker: None,
@@ -183,7 +183,7 @@ impl GraphCache {
     /// The index of `m` as it is now.
     pub fn get(&mut self, m: &Module) -> &Graph {
         if m.values.len() != self.values {
-            self.g = Graph::build(m);
+            self.g = Graph::shared(m);
             self.values = m.values.len();
             self.index_markers(m);
         }

@@ -329,10 +329,11 @@ fn all_reduce_unreduced(
 ) -> bool {
     let g = cache.get(m);
     let Some(&v) = g.nodes[user].operands.get(k) else { return false };
-    let Some(src) = g.sharding(m, v) else { return false };
+    let Some(src) = g.sharding_ref(m, v) else { return false };
     if src.unreduced.is_empty() {
         return false;
     }
+    let src = src.into_owned();
     let Some(mesh) = g.mesh(&src.mesh) else { return false };
     let target_unreduced: Vec<AxisRef> = target.map(|t| t.unreduced.clone()).unwrap_or_default();
     let axes = super::import::axis_set_diff(&src.unreduced, &target_unreduced, &mesh);
@@ -449,7 +450,9 @@ pub fn insert_explicit_reshards(m: &mut Module) {
         }
         // All-reduces for operands whose unreduced axes the first result drops.
         let nres = g.nodes[i].results.len();
-        if nres > 0 {
+        let unreduced =
+            |v: &ValueId| g.sharding_ref(m, *v).is_some_and(|s| !s.unreduced.is_empty());
+        if nres > 0 && g.nodes[i].operands.iter().any(unreduced) {
             let target = g.sharding(m, g.nodes[i].results[0]);
             for k in 0..g.nodes[i].operands.len() {
                 let Some(i) = cache.find(m, id) else { break };
