@@ -394,31 +394,32 @@ fn computation_key(m: &Module, f: &Op, ignore: bool) -> Key {
 /// `sdy-unflatten-call-graph`.
 pub fn unflatten_call_graph(m: &mut Module, dedup_fully: bool) {
     let mut call_paths = Vec::new();
-    m.top.walk(&mut |_op: &Op| {});
     let g = Graph::shared(m);
     for i in post_order(&g) {
         if g.nodes[i].name == "func.call" {
             call_paths.push(g.nodes[i].path.clone());
         }
     }
-    let func_of = |m: &Module, p: &[(usize, usize, usize)]| -> Option<Op> {
-        let c = callee(op_at_path(m, p))?;
-        func_index(m, &c).map(|i| m.body()[i].clone())
+    // The callee of the call at `p` (borrowed: a copy would copy its body).
+    let func_of = |m: &Module, p: &[(usize, usize, usize)]| -> Option<usize> {
+        func_index(m, &callee(op_at_path(m, p))?)
     };
     let mut cache: Vec<(Key, String)> = Vec::new();
     for p in &call_paths {
-        let Some(f) = func_of(m, p) else { continue };
-        let key = computation_key(m, &f, dedup_fully);
+        let Some(fi) = func_of(m, p) else { continue };
+        let f = &m.body()[fi];
+        let key = computation_key(m, f, dedup_fully);
         if !cache.iter().any(|(k, _)| *k == key) {
-            cache.push((key, func_sym(&f).unwrap_or("").to_string()));
+            cache.push((key, func_sym(f).unwrap_or("").to_string()));
         }
     }
     if dedup_fully {
         let mut counts: Vec<(Key, i64)> = Vec::new();
         for p in &call_paths {
-            let Some(f) = func_of(m, p) else { continue };
-            let cache_key = computation_key(m, &f, true);
-            let func_key = computation_key(m, &f, false);
+            let Some(fi) = func_of(m, p) else { continue };
+            let f = &m.body()[fi];
+            let cache_key = computation_key(m, f, true);
+            let func_key = computation_key(m, f, false);
             let c = match counts.iter_mut().find(|(k, _)| *k == func_key) {
                 Some((_, c)) => {
                     *c += 1;
@@ -430,20 +431,20 @@ pub fn unflatten_call_graph(m: &mut Module, dedup_fully: bool) {
                 }
             };
             if let Some(entry) = cache.iter_mut().find(|(k, _)| *k == cache_key) {
-                let cached = func_index(m, &entry.1).map(|i| m.body()[i].clone());
-                let cached_key = cached.map(|cf| computation_key(m, &cf, false));
+                let cached_key =
+                    func_index(m, &entry.1).map(|i| computation_key(m, &m.body()[i], false));
                 let cached_count = cached_key
                     .and_then(|ck| counts.iter().find(|(k, _)| *k == ck).map(|x| x.1))
                     .unwrap_or(0);
                 if c > cached_count {
-                    entry.1 = func_sym(&f).unwrap_or("").to_string();
+                    entry.1 = func_sym(f).unwrap_or("").to_string();
                 }
             }
         }
     }
     for p in &call_paths {
-        let Some(f) = func_of(m, p) else { continue };
-        let key = computation_key(m, &f, dedup_fully);
+        let Some(fi) = func_of(m, p) else { continue };
+        let key = computation_key(m, &m.body()[fi], dedup_fully);
         if let Some((_, name)) = cache.iter().find(|(k, _)| *k == key) {
             let name = name.clone();
             let op = op_at_path_mut(m, p);
@@ -491,8 +492,6 @@ fn new_reshard(m: &mut Module, input: ValueId, s: TensorSharding) -> (Op, ValueI
 /// `sdy-insert-func-call-reshards`.
 pub fn insert_func_call_reshards(m: &mut Module) {
     let g = Graph::shared(m);
-    let calls: Vec<ValueId> = Vec::new();
-    let _ = calls;
     let mut list: Vec<Path> = Vec::new();
     for i in post_order(&g) {
         if g.nodes[i].name == "func.call" {
@@ -504,8 +503,7 @@ pub fn insert_func_call_reshards(m: &mut Module) {
         let call = op_at_path(m, &p).clone();
         let Some(c) = callee(&call) else { continue };
         let Some(fi) = func_index(m, &c) else { continue };
-        let f = m.body()[fi].clone();
-        let func_res = match func_result_shardings(m, &f) {
+        let func_res = match func_result_shardings(m, &m.body()[fi]) {
             Some(l) => l,
             None => match per_value(call.attr("sdy.sharding")) {
                 Some(l) => l.iter().map(fully_closed_like).collect(),
