@@ -301,11 +301,13 @@ pub fn export_named_computations(m: &mut Module) {
         if let Some(list) = shardings_from_edges(m, &g, &results) {
             g.op_mut(m, i).set_prop("out_shardings", Attr::PerValue(list));
         }
-        let nc = g.op(m, i).clone();
+        // Taken out (its place gets the call below): the body moves to the function.
+        let placeholder = Op::pretty("func.call", Vec::new(), Vec::new(), Vec::new());
+        let mut nc = std::mem::replace(g.op_mut(m, i), placeholder);
         let name = str_attr(nc.prop("name")).unwrap_or_default();
         let ins = per_value(nc.prop("in_shardings"));
         let outs = per_value(nc.prop("out_shardings"));
-        let mut region = nc.regions.first().cloned().unwrap_or_default();
+        let mut region = std::mem::take(&mut nc.regions).into_iter().next().unwrap_or_default();
         if let Some(b) = region.blocks.first_mut() {
             if let Some(last) = b.ops.last_mut() {
                 if last.name == "sdy.return" {
@@ -330,8 +332,8 @@ pub fn export_named_computations(m: &mut Module) {
         if let Some(fi) = f.func_mut() {
             fi.sym = sym.clone();
         }
-        let mut call = make_call(&sym, nc.operands.to_vec(), results.to_vec());
-        call.attrs = nc.attrs.clone();
+        let mut call = make_call(&sym, std::mem::take(&mut nc.operands), results.to_vec());
+        call.attrs = std::mem::take(&mut nc.attrs);
         call.origin = nc.origin;
         if let Some(o) = outs {
             call.set_attr("sdy.sharding", Attr::PerValue(o));

@@ -528,9 +528,8 @@ fn call_reshards(m: &mut Module, cache: &mut GraphCache, id: i128) {
     let g = cache.get(m);
     let Some(c) = callee(g.op(m, i)) else { return };
     let Some(&cf) = g.funcs.get(&c) else { return };
-    let callee_op = g.op(m, cf).clone();
     let operands = g.nodes[i].operands.clone();
-    let targets = match super::import::func_arg_shardings(m, &callee_op) {
+    let targets = match super::import::func_arg_shardings(m, g.op(m, cf)) {
         Some(l) => l,
         None => {
             let mesh = operands.iter().find_map(|&v| {
