@@ -452,6 +452,7 @@ impl Pipeline {
             }
         }
         let diagnostics = std::mem::take(&mut cx.diagnostics);
+        crate::propagation::graph::Graph::release_shared();
         PipelineRun { module, diagnostics, failed }
     }
 }

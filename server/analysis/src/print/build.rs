@@ -13,6 +13,7 @@ use sdy_syntax::sdy::SdyAttr;
 use sdy_syntax::tree::{self, AliasValue, AttrKind, Chunk, Custom, SigForm, StmtKind, TypeKind};
 use sdy_syntax::Span;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 /// Builds the module of a chunk (the chunk's lone `module` op, or an implicit one).
 pub fn build_module(src: &str, chunk: &Chunk) -> Module {
@@ -189,7 +190,9 @@ impl Builder<'_> {
                     Some(dims) => {
                         for d in dims {
                             match d {
-                                tree::Dim::Static(n) => out.push_str(&n.to_string()),
+                                tree::Dim::Static(n) => {
+                                    let _ = write!(out, "{n}");
+                                }
                                 tree::Dim::Dynamic => out.push('?'),
                             }
                             out.push('x');

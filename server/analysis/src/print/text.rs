@@ -22,6 +22,13 @@ impl Normalizer for NoAliases {
 /// comment), always one after a comma, none before a comma or a closing `)`/`]`/`>`,
 /// none after an opening `(`/`[`/`<`.
 pub fn normalize_tokens(text: &str, n: &impl Normalizer) -> String {
+    // One bare identifier (`f32`, `bf16`, `i1`): itself, without lexing.
+    let b = text.as_bytes();
+    if b.first().is_some_and(u8::is_ascii_alphabetic)
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+    {
+        return text.to_string();
+    }
     let toks = lexer::lex(text);
     let mut out = String::with_capacity(text.len());
     let mut prev_end: Option<u32> = None;

@@ -109,7 +109,7 @@ pub fn apply_sharding_constraints_debug(
     m: &mut Module,
     mut debug: Option<&mut super::origins::Debug>,
 ) -> Vec<Applied> {
-    let g0 = Graph::build(m);
+    let g0 = Graph::shared(m);
     let mut targets = Vec::new();
     for i in post_order(&g0) {
         let n = &g0.nodes[i];

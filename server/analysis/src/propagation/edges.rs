@@ -105,7 +105,7 @@ pub fn edge_owners(g: &Graph, i: OpIdx) -> (Vec<ValueId>, Vec<ValueId>) {
 
 /// `-sdy-add-data-flow-edges`.
 pub fn add_data_flow_edges(m: &mut Module) {
-    let g0 = Graph::build(m);
+    let g0 = Graph::shared(m);
     // Data-flow ops in post-order, identified by their owners (stable across edits).
     let mut work: Vec<(Vec<ValueId>, Vec<ValueId>)> = Vec::new();
     for i in post_order(&g0) {
@@ -124,7 +124,7 @@ pub fn add_data_flow_edges(m: &mut Module) {
 /// end, the later of two edges at the same place first (as repeated insertion at the
 /// same index leaves them).
 pub fn add_edges_for(m: &mut Module, work: Vec<(Vec<ValueId>, Vec<ValueId>)>) {
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let mut inserts: Vec<(InsertPoint, Op)> = Vec::new();
     let mut replace: HashMap<ValueId, ValueId> = HashMap::new();
     for (args, results) in work {
@@ -193,7 +193,7 @@ pub fn insert_all(m: &mut Module, inserts: Vec<(InsertPoint, Op)>) {
 /// `-sdy-sink-data-flow-edges`: each data-flow op takes the shardings of its edges,
 /// and the edges are removed. `origins`/`edges`: the sink debug options.
 pub fn sink_data_flow_edges(m: &mut Module, origins: bool, edges_debug: bool) {
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     for i in g.pre_order() {
         if !is_data_flow_op(&g.nodes[i].name) {
             continue;

@@ -11,7 +11,9 @@ use rustc_hash::FxHashMap;
 use sdy_syntax::tree::Str;
 use smallvec::SmallVec;
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 pub type OpIdx = usize;
 
@@ -124,12 +126,26 @@ pub struct Graph {
     base: ValueId,
 }
 
+/// The graph's symbol tables, as in [`Graph`].
+#[derive(Default, PartialEq)]
+struct Symbols {
+    funcs: FxHashMap<String, OpIdx>,
+    callers: FxHashMap<String, Vec<OpIdx>>,
+    meshes: FxHashMap<String, Mesh>,
+    mesh_list: Vec<(String, Mesh)>,
+}
+
+thread_local! {
+    /// [`Graph::shared`]'s index and the value count of the module it indexes.
+    static SHARED: RefCell<Option<(usize, Rc<Graph>)>> = const { RefCell::new(None) };
+}
+
 /// An index of the module kept across a pass's edits, rebuilt only when the
 /// structure may have changed. Every structural edit of the passes that use it
 /// inserts an op with a result (a new value), so the value count is the version;
 /// an edit that creates no value calls [`GraphCache::invalidate`].
 pub struct GraphCache {
-    g: Graph,
+    g: Rc<Graph>,
     values: usize,
     /// Ops carrying an integer marker attribute, by marker (rebuilt with the graph).
     marked: HashMap<i128, OpIdx>,
@@ -139,7 +155,7 @@ pub struct GraphCache {
 impl GraphCache {
     pub fn new(m: &Module) -> GraphCache {
         GraphCache {
-            g: Graph::build(m),
+            g: Graph::shared(m),
             values: m.values.len(),
             marked: HashMap::new(),
             marker: None,
@@ -167,7 +183,7 @@ impl GraphCache {
     /// The index of `m` as it is now.
     pub fn get(&mut self, m: &Module) -> &Graph {
         if m.values.len() != self.values {
-            self.g = Graph::build(m);
+            self.g = Graph::shared(m);
             self.values = m.values.len();
             self.index_markers(m);
         }
@@ -306,16 +322,36 @@ impl Graph {
         g.visit(&m.top, Path::new(), None);
         g.index_uses();
         g.erased = vec![false; g.nodes.len()];
-        for (i, n) in g.nodes.iter().enumerate() {
+        g.set_symbols(g.collect_symbols(m));
+        g
+    }
+
+    fn set_symbols(&mut self, s: Symbols) {
+        (self.funcs, self.callers, self.meshes, self.mesh_list) =
+            (s.funcs, s.callers, s.meshes, s.mesh_list);
+    }
+
+    fn same_symbols(&self, s: &Symbols) -> bool {
+        self.funcs == s.funcs
+            && self.callers == s.callers
+            && self.meshes == s.meshes
+            && self.mesh_list == s.mesh_list
+    }
+
+    /// The functions, their callers and the meshes (attributes, not structure: a pass
+    /// may change them without changing the ops).
+    fn collect_symbols(&self, m: &Module) -> Symbols {
+        let mut s = Symbols::default();
+        for (i, n) in self.nodes.iter().enumerate() {
             match n.name.as_str() {
                 "func.func" => {
                     if let Some(f) = op_at_path(m, &n.path).func() {
-                        g.funcs.insert(f.sym.clone(), i);
+                        s.funcs.insert(f.sym.clone(), i);
                     }
                 }
                 "func.call" => {
                     if let Some(c) = super::irutil::callee(op_at_path(m, &n.path)) {
-                        g.callers.entry(c).or_default().push(i);
+                        s.callers.entry(c).or_default().push(i);
                     }
                 }
                 "sdy.mesh" => {
@@ -323,14 +359,85 @@ impl Graph {
                     if let (Some(name), Some(Attr::Mesh(mesh))) =
                         (str_attr(op.prop("sym_name")), op.prop("mesh"))
                     {
-                        g.meshes.insert(name.clone(), mesh.clone());
-                        g.mesh_list.push((name, mesh.clone()));
+                        s.meshes.insert(name.clone(), mesh.clone());
+                        s.mesh_list.push((name, mesh.clone()));
                     }
                 }
                 _ => {}
             }
         }
-        g
+        s
+    }
+
+    /// The index of `m`, shared with the passes that run before and after: the last
+    /// one built here when `m` still has the structure it was built from (checked
+    /// exactly, op by op: most passes change only attributes), else a new one. Equal
+    /// to [`Graph::build`] in every case.
+    pub fn shared(m: &Module) -> Rc<Graph> {
+        SHARED.with(|c| {
+            let mut c = c.borrow_mut();
+            if let Some((values, g)) = c.as_mut() {
+                if *values == m.values.len() && g.same_structure(m) {
+                    let symbols = g.collect_symbols(m);
+                    if !g.same_symbols(&symbols) {
+                        Rc::make_mut(g).set_symbols(symbols);
+                    }
+                    return g.clone();
+                }
+            }
+            let g = Rc::new(Graph::build(m));
+            *c = Some((m.values.len(), g.clone()));
+            g
+        })
+    }
+
+    /// Frees the index [`Graph::shared`] keeps.
+    pub fn release_shared() {
+        SHARED.with(|c| c.borrow_mut().take());
+    }
+
+    /// Whether `m` has exactly the ops, values and nesting this full index was built
+    /// from (then paths, definitions and uses are the same too).
+    fn same_structure(&self, m: &Module) -> bool {
+        let mut next = 0;
+        self.base == 0 && self.same_at(&m.top, None, &mut next) && next == self.nodes.len()
+    }
+
+    fn same_at(&self, op: &Op, parent: Option<OpIdx>, next: &mut OpIdx) -> bool {
+        let idx = *next;
+        *next += 1;
+        let Some(n) = self.nodes.get(idx) else { return false };
+        let same_operands = if n.name == "stablehlo.reduce" {
+            n.operands == mlir_operands(op)
+        } else {
+            n.operands[..] == op.operands[..]
+        };
+        if n.parent != parent
+            || n.origin != op.origin
+            || n.name != op.name
+            || !same_operands
+            || n.results[..] != op.results[..]
+            || n.args.len() != op.regions.len()
+        {
+            return false;
+        }
+        for (ri, r) in op.regions.iter().enumerate() {
+            let (args, children) = (&n.args[ri], &n.children[ri]);
+            if args.len() != r.blocks.len() {
+                return false;
+            }
+            for (bi, b) in r.blocks.iter().enumerate() {
+                if args[bi] != b.args || children[bi].len() != b.ops.len() {
+                    return false;
+                }
+                for (c, &ci) in b.ops.iter().zip(&children[bi]) {
+                    if ci != *next || !self.same_at(c, Some(idx), next) {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
     }
 
     /// The index of the op at `path` and of everything nested in it, for a pass that

@@ -100,7 +100,7 @@ fn nth_op_mut<'a>(op: &'a mut Op, path: &[usize]) -> Option<&'a mut Op> {
 
 /// `sdy-flatten-call-graph`: a second call to a function calls a recursive clone.
 pub fn flatten_call_graph(m: &mut Module) {
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let order: Vec<String> = call_graph_post_order(m, &g)
         .into_iter()
         .filter_map(|f| func_sym(g.op(m, f)).map(str::to_string))
@@ -127,7 +127,7 @@ pub fn flatten_call_graph(m: &mut Module) {
 /// the warnings (op origin, message) it emits.
 pub fn import_func_calls(m: &mut Module) -> Vec<(Option<u32>, String)> {
     let mut warnings = Vec::new();
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let order: Vec<String> = call_graph_post_order(m, &g)
         .into_iter()
         .filter_map(|f| func_sym(g.op(m, f)).map(str::to_string))
@@ -210,7 +210,7 @@ pub fn import_func_calls(m: &mut Module) -> Vec<(Option<u32>, String)> {
 
 fn add_edges_on(m: &mut Module, name: &str) {
     // Reuse the generic pass, restricted to one op kind.
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let mut work: Vec<(Vec<ValueId>, Vec<ValueId>)> = Vec::new();
     for i in post_order(&g) {
         if g.nodes[i].name == name {
@@ -223,7 +223,7 @@ fn add_edges_on(m: &mut Module, name: &str) {
 
 /// `sdy-pre-order-funcs`: functions in call-graph pre-order at the end of the module.
 pub fn pre_order_funcs(m: &mut Module) {
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let mut order: Vec<String> = call_graph_post_order(m, &g)
         .into_iter()
         .filter_map(|f| func_sym(g.op(m, f)).map(str::to_string))
@@ -262,7 +262,7 @@ fn shardings_from_edges(m: &Module, g: &Graph, owners: &[ValueId]) -> Option<Vec
 /// Replaces the single data-flow edge user of each value by the value (one index,
 /// one rewiring walk; the edges are removed last to first).
 fn remove_data_flow_edges(m: &mut Module, values: &[ValueId]) {
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let mut map: HashMap<ValueId, ValueId> = HashMap::new();
     let mut paths: Vec<Path> = Vec::new();
     let mut seen: HashSet<OpIdx> = HashSet::new();
@@ -285,7 +285,7 @@ pub fn export_named_computations(m: &mut Module) {
     // first, in post-order), its body goes to a new function at the end of the module,
     // and the edges are removed at the end, so the paths and uses of the computations
     // still to export do not change.
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let list: Vec<OpIdx> = post_order(&g)
         .into_iter()
         .filter(|&i| g.nodes[i].name == "sdy.named_computation")
@@ -301,11 +301,13 @@ pub fn export_named_computations(m: &mut Module) {
         if let Some(list) = shardings_from_edges(m, &g, &results) {
             g.op_mut(m, i).set_prop("out_shardings", Attr::PerValue(list));
         }
-        let nc = g.op(m, i).clone();
+        // Taken out (its place gets the call below): the body moves to the function.
+        let placeholder = Op::pretty("func.call", Vec::new(), Vec::new(), Vec::new());
+        let mut nc = std::mem::replace(g.op_mut(m, i), placeholder);
         let name = str_attr(nc.prop("name")).unwrap_or_default();
         let ins = per_value(nc.prop("in_shardings"));
         let outs = per_value(nc.prop("out_shardings"));
-        let mut region = nc.regions.first().cloned().unwrap_or_default();
+        let mut region = std::mem::take(&mut nc.regions).into_iter().next().unwrap_or_default();
         if let Some(b) = region.blocks.first_mut() {
             if let Some(last) = b.ops.last_mut() {
                 if last.name == "sdy.return" {
@@ -330,8 +332,8 @@ pub fn export_named_computations(m: &mut Module) {
         if let Some(fi) = f.func_mut() {
             fi.sym = sym.clone();
         }
-        let mut call = make_call(&sym, nc.operands.to_vec(), results.to_vec());
-        call.attrs = nc.attrs.clone();
+        let mut call = make_call(&sym, std::mem::take(&mut nc.operands), results.to_vec());
+        call.attrs = std::mem::take(&mut nc.attrs);
         call.origin = nc.origin;
         if let Some(o) = outs {
             call.set_attr("sdy.sharding", Attr::PerValue(o));
@@ -350,7 +352,7 @@ pub fn export_named_computations(m: &mut Module) {
 /// `sdy-propagate-to-func-results`: every function but main takes its returned values'
 /// shardings as result shardings.
 pub fn propagate_to_func_results(m: &mut Module) {
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let main = g.main_func(m);
     let funcs: Vec<OpIdx> = g.funcs.values().copied().collect();
     for f in funcs {
@@ -394,31 +396,32 @@ fn computation_key(m: &Module, f: &Op, ignore: bool) -> Key {
 /// `sdy-unflatten-call-graph`.
 pub fn unflatten_call_graph(m: &mut Module, dedup_fully: bool) {
     let mut call_paths = Vec::new();
-    m.top.walk(&mut |_op: &Op| {});
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     for i in post_order(&g) {
         if g.nodes[i].name == "func.call" {
             call_paths.push(g.nodes[i].path.clone());
         }
     }
-    let func_of = |m: &Module, p: &[(usize, usize, usize)]| -> Option<Op> {
-        let c = callee(op_at_path(m, p))?;
-        func_index(m, &c).map(|i| m.body()[i].clone())
+    // The callee of the call at `p` (borrowed: a copy would copy its body).
+    let func_of = |m: &Module, p: &[(usize, usize, usize)]| -> Option<usize> {
+        func_index(m, &callee(op_at_path(m, p))?)
     };
     let mut cache: Vec<(Key, String)> = Vec::new();
     for p in &call_paths {
-        let Some(f) = func_of(m, p) else { continue };
-        let key = computation_key(m, &f, dedup_fully);
+        let Some(fi) = func_of(m, p) else { continue };
+        let f = &m.body()[fi];
+        let key = computation_key(m, f, dedup_fully);
         if !cache.iter().any(|(k, _)| *k == key) {
-            cache.push((key, func_sym(&f).unwrap_or("").to_string()));
+            cache.push((key, func_sym(f).unwrap_or("").to_string()));
         }
     }
     if dedup_fully {
         let mut counts: Vec<(Key, i64)> = Vec::new();
         for p in &call_paths {
-            let Some(f) = func_of(m, p) else { continue };
-            let cache_key = computation_key(m, &f, true);
-            let func_key = computation_key(m, &f, false);
+            let Some(fi) = func_of(m, p) else { continue };
+            let f = &m.body()[fi];
+            let cache_key = computation_key(m, f, true);
+            let func_key = computation_key(m, f, false);
             let c = match counts.iter_mut().find(|(k, _)| *k == func_key) {
                 Some((_, c)) => {
                     *c += 1;
@@ -430,20 +433,20 @@ pub fn unflatten_call_graph(m: &mut Module, dedup_fully: bool) {
                 }
             };
             if let Some(entry) = cache.iter_mut().find(|(k, _)| *k == cache_key) {
-                let cached = func_index(m, &entry.1).map(|i| m.body()[i].clone());
-                let cached_key = cached.map(|cf| computation_key(m, &cf, false));
+                let cached_key =
+                    func_index(m, &entry.1).map(|i| computation_key(m, &m.body()[i], false));
                 let cached_count = cached_key
                     .and_then(|ck| counts.iter().find(|(k, _)| *k == ck).map(|x| x.1))
                     .unwrap_or(0);
                 if c > cached_count {
-                    entry.1 = func_sym(&f).unwrap_or("").to_string();
+                    entry.1 = func_sym(f).unwrap_or("").to_string();
                 }
             }
         }
     }
     for p in &call_paths {
-        let Some(f) = func_of(m, p) else { continue };
-        let key = computation_key(m, &f, dedup_fully);
+        let Some(fi) = func_of(m, p) else { continue };
+        let key = computation_key(m, &m.body()[fi], dedup_fully);
         if let Some((_, name)) = cache.iter().find(|(k, _)| *k == key) {
             let name = name.clone();
             let op = op_at_path_mut(m, p);
@@ -490,9 +493,7 @@ fn new_reshard(m: &mut Module, input: ValueId, s: TensorSharding) -> (Op, ValueI
 
 /// `sdy-insert-func-call-reshards`.
 pub fn insert_func_call_reshards(m: &mut Module) {
-    let g = Graph::build(m);
-    let calls: Vec<ValueId> = Vec::new();
-    let _ = calls;
+    let g = Graph::shared(m);
     let mut list: Vec<Path> = Vec::new();
     for i in post_order(&g) {
         if g.nodes[i].name == "func.call" {
@@ -504,8 +505,7 @@ pub fn insert_func_call_reshards(m: &mut Module) {
         let call = op_at_path(m, &p).clone();
         let Some(c) = callee(&call) else { continue };
         let Some(fi) = func_index(m, &c) else { continue };
-        let f = m.body()[fi].clone();
-        let func_res = match func_result_shardings(m, &f) {
+        let func_res = match func_result_shardings(m, &m.body()[fi]) {
             Some(l) => l,
             None => match per_value(call.attr("sdy.sharding")) {
                 Some(l) => l.iter().map(fully_closed_like).collect(),
@@ -535,7 +535,7 @@ pub fn insert_func_call_reshards(m: &mut Module) {
 /// `sdy-add-func-data-flow-edges`: an `sdy.func_data_flow_edge` after every argument
 /// of every non-main function and every call result (taking its sharding).
 pub fn add_func_data_flow_edges(m: &mut Module) {
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let main = g.main_func(m);
     // (value, insertion block owner path, region, block, index)
     let mut work: Vec<ValueId> = Vec::new();
@@ -556,7 +556,7 @@ pub fn add_func_data_flow_edges(m: &mut Module) {
     // the call. Track how many edges went to each insertion point.
     let mut placed: HashMap<InsertPoint, usize> = HashMap::new();
     for (k, v) in work.into_iter().enumerate() {
-        let g = Graph::build(m);
+        let g = Graph::shared(m);
         if g.ty(m, v).static_shape().is_none() {
             continue;
         }
@@ -589,7 +589,7 @@ pub fn add_func_data_flow_edges(m: &mut Module) {
 /// function argument or call result); the edges are removed.
 pub fn sink_func_data_flow_edges(m: &mut Module) {
     loop {
-        let g = Graph::build(m);
+        let g = Graph::shared(m);
         let Some(e) =
             g.pre_order().into_iter().find(|&i| g.nodes[i].name == "sdy.func_data_flow_edge")
         else {

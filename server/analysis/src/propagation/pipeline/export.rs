@@ -22,7 +22,7 @@ pub fn constant_or_scalar_merger(m: &mut Module) {
         String,
         Option<ValueId>,
     );
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     // Candidates by (parent op, region, block, type); the first op of each key.
     type Place = (OpIdx, usize, usize, String);
     let mut seen: HashMap<Place, Vec<(Key, OpIdx)>> = HashMap::new();
@@ -138,7 +138,7 @@ fn gcd(a: i64, b: i64) -> i64 {
 
 /// `sdy-update-non-divisible-input-output-shardings`.
 pub fn update_non_divisible_io(m: &mut Module) {
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let fix = |s: &TensorSharding, ty: &str| -> TensorSharding {
         let Some(shape) = ValueType::parse(ty).static_shape() else { return s.clone() };
         match mesh_for(&g, &s.mesh) {
@@ -207,7 +207,7 @@ pub fn update_non_divisible_io(m: &mut Module) {
 
 /// `sdy-remove-sub-axes-in-input-output-shardings` (main function only).
 pub fn remove_sub_axes_in_io(m: &mut Module) {
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let Some(f) = g.main_func(m) else { return };
     let op = g.op_mut(m, f);
     if let Some(fi) = op.func_mut() {
@@ -254,7 +254,7 @@ pub fn drop_sharding_rules(m: &mut Module) {
 /// ops are erased and no-op collectives removed.
 pub fn canonicalize(m: &mut Module) {
     loop {
-        let g = Graph::build(m);
+        let g = Graph::shared(m);
         let mut victim = None;
         for i in post_order(&g).into_iter().rev() {
             let n = &g.nodes[i];
@@ -329,10 +329,11 @@ fn all_reduce_unreduced(
 ) -> bool {
     let g = cache.get(m);
     let Some(&v) = g.nodes[user].operands.get(k) else { return false };
-    let Some(src) = g.sharding(m, v) else { return false };
+    let Some(src) = g.sharding_ref(m, v) else { return false };
     if src.unreduced.is_empty() {
         return false;
     }
+    let src = src.into_owned();
     let Some(mesh) = g.mesh(&src.mesh) else { return false };
     let target_unreduced: Vec<AxisRef> = target.map(|t| t.unreduced.clone()).unwrap_or_default();
     let axes = super::import::axis_set_diff(&src.unreduced, &target_unreduced, &mesh);
@@ -388,7 +389,7 @@ fn sharding_bypassing_barriers(m: &Module, g: &Graph, mut v: ValueId) -> Option<
 /// shardings; a dot may reshard its result instead of an operand.
 pub fn insert_explicit_reshards(m: &mut Module) {
     // Mark every op with its post-order position per function; new ops are not marked.
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let mut order: Vec<i128> = Vec::new();
     let mut funcs: Vec<i128> = Vec::new();
     let mut next = 0i128;
@@ -449,7 +450,9 @@ pub fn insert_explicit_reshards(m: &mut Module) {
         }
         // All-reduces for operands whose unreduced axes the first result drops.
         let nres = g.nodes[i].results.len();
-        if nres > 0 {
+        let unreduced =
+            |v: &ValueId| g.sharding_ref(m, *v).is_some_and(|s| !s.unreduced.is_empty());
+        if nres > 0 && g.nodes[i].operands.iter().any(unreduced) {
             let target = g.sharding(m, g.nodes[i].results[0]);
             for k in 0..g.nodes[i].operands.len() {
                 let Some(i) = cache.find(m, id) else { break };
@@ -525,9 +528,8 @@ fn call_reshards(m: &mut Module, cache: &mut GraphCache, id: i128) {
     let g = cache.get(m);
     let Some(c) = callee(g.op(m, i)) else { return };
     let Some(&cf) = g.funcs.get(&c) else { return };
-    let callee_op = g.op(m, cf).clone();
     let operands = g.nodes[i].operands.clone();
-    let targets = match super::import::func_arg_shardings(m, &callee_op) {
+    let targets = match super::import::func_arg_shardings(m, g.op(m, cf)) {
         Some(l) => l,
         None => {
             let mesh = operands.iter().find_map(|&v| {
@@ -702,7 +704,7 @@ fn all_reduces_for_reduction_factors(m: &mut Module, g: &Graph, i: OpIdx) {
     let results = n.results.clone();
     let mut at = i;
     for r in results {
-        let g2 = Graph::build(m);
+        let g2 = Graph::shared(m);
         let s = g2
             .sharding(m, r)
             .unwrap_or_else(|| replicated_sharding(&mesh_ref, g2.ty(m, r).rank(), true));
@@ -712,7 +714,7 @@ fn all_reduces_for_reduction_factors(m: &mut Module, g: &Graph, i: OpIdx) {
         let mut op = Op::pretty("sdy.all_reduce", vec![r], vec![nv], Vec::new());
         op.set_prop("reduction_axes", Attr::AxisList(all.clone()));
         op.set_prop("out_sharding", Attr::Sharding(s));
-        let g3 = Graph::build(m);
+        let g3 = Graph::shared(m);
         let idx = (1..g3.nodes.len()).find(|&j| g3.nodes[j].results.contains(&r)).unwrap_or(at);
         insert_at(m, &g3, At::After(idx), op);
         at = idx;
@@ -762,7 +764,7 @@ fn full_version(m: &mut Module, g: &Graph, i: OpIdx) {
         if !upd {
             continue;
         }
-        let g2 = Graph::build(m);
+        let g2 = Graph::shared(m);
         let Some(j) = locate(m, &g2) else { return };
         let v = g2.nodes[j].operands[k];
         let s =
@@ -782,7 +784,7 @@ fn full_version(m: &mut Module, g: &Graph, i: OpIdx) {
         if !upd {
             continue;
         }
-        let g2 = Graph::build(m);
+        let g2 = Graph::shared(m);
         let Some(j) = locate(m, &g2) else { return };
         let r = g2.nodes[j].results[k];
         let old = g2

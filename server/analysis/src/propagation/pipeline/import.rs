@@ -272,7 +272,7 @@ pub fn propagate_sharding_from_func_to_call(m: &mut Module) {
 /// `sdy-manual-axes-cleanup`. Returns an error (op origin, message) on failure.
 pub fn manual_axes_cleanup(m: &mut Module) -> Result<(), (Option<u32>, String)> {
     let ms = meshes(m);
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     for i in post_order(&g) {
         if g.nodes[i].name != "sdy.manual_computation" {
             continue;
@@ -412,7 +412,7 @@ pub fn constant_or_scalar_splitter(m: &mut Module) {
             }
         }
     });
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let order = call_graph_post_order(m, &g);
     // Callee symbol -> its original name (the splitter renames nothing).
     let originals: HashMap<String, Option<String>> = m
@@ -780,7 +780,7 @@ pub fn add_edges(m: &mut Module) {
 
 /// `sdy-sharding-group-import`. Returns an error (origin of the op, message).
 pub fn sharding_group_import(m: &mut Module) -> Result<(), (Option<u32>, String)> {
-    let g = Graph::build(m);
+    let g = Graph::shared(m);
     let mut tensor_groups: Vec<(ValueId, Vec<OpIdx>)> = Vec::new();
     let mut group_manual: HashMap<i64, Option<OpIdx>> = HashMap::new();
     let mut group_shape: HashMap<i64, ValueType> = HashMap::new();

@@ -15,7 +15,9 @@ use crate::print::ir::Module;
 
 /// Runs the pipeline on `m`.
 pub fn run_pipeline(m: &mut Module, model: &Model, src: &str, dedup_fully: bool) -> Outcome {
-    pipeline_body(m, model, src, dedup_fully, false).0
+    let out = pipeline_body(m, model, src, dedup_fully, false).0;
+    super::graph::Graph::release_shared();
+    out
 }
 
 /// [`run_pipeline`] with the editor's explanation of its propagation step.
@@ -25,7 +27,9 @@ pub fn run_pipeline_explained(
     src: &str,
     dedup_fully: bool,
 ) -> (Outcome, Option<Explained>) {
-    pipeline_body(m, model, src, dedup_fully, true)
+    let out = pipeline_body(m, model, src, dedup_fully, true);
+    super::graph::Graph::release_shared();
+    out
 }
 
 fn pipeline_body(
