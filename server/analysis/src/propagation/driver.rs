@@ -825,8 +825,10 @@ impl<'a> Driver<'a> {
                 })
                 .collect();
             // Calls that notify are the visits of op `op` (one call each, with its own
-            // rule); the tracer wants every step.
-            let memo = notify && self.tracer.is_none();
+            // rule). A skipped visit would trace a step that changed nothing and that the
+            // earlier visit traced already with the same projections: tracers keep one
+            // record per such step (`Tracer::step`), so skipping is invisible to them.
+            let memo = notify;
             if memo
                 && self
                     .quiet
@@ -837,7 +839,10 @@ impl<'a> Driver<'a> {
                 return false;
             }
             let mut proj = Projection::build_refs(&all[..n_o], &all[n_o..], rule, mesh, false);
-            let before = if self.tracer.is_some() { Some(proj.clone()) } else { None };
+            let before = match self.tracer.as_deref() {
+                Some(t) if t.wants(&proj) => Some(proj.clone()),
+                _ => None,
+            };
             let dir_of = |f: usize| dirs[f];
             let up = match strategy {
                 Strategy::Basic => {
@@ -870,10 +875,8 @@ impl<'a> Driver<'a> {
                 }
                 writes.push((i, new));
             }
-            let trace = before.map(|b| {
-                let old: Vec<Option<TensorSharding>> = all.iter().map(|s| s.cloned()).collect();
-                (b, proj, old, mesh.clone())
-            });
+            // The mesh is looked up again for the tracer after the writes.
+            let trace = before.map(|b| (b, proj, mesh_ref.clone()));
             let quiet = (memo && writes.is_empty()).then(|| Quiet {
                 strategy,
                 dirs,
@@ -887,20 +890,12 @@ impl<'a> Driver<'a> {
             }
             self.quiet[op] = Some(q);
         }
-        let mut written: Vec<Option<TensorSharding>> = Vec::new();
-        if trace.is_some() {
-            written = vec![None; n_o + results.len()];
-        }
         let mut any = false;
         for (i, new) in writes {
-            if let Some(w) = self.write_tensor(slot(i), new, notify) {
-                any = true;
-                if let Some(x) = written.get_mut(i) {
-                    *x = Some(w);
-                }
-            }
+            any |= self.write_tensor(slot(i), new, notify);
         }
-        if let Some((before, after, old, mesh)) = trace {
+        if let Some((before, after, mesh_ref)) = trace {
+            let Some(mesh) = self.g.mesh_ref(&mesh_ref) else { return any };
             let vals = |slots: &[Slot], d: &Driver<'_>| -> Vec<ValueId> {
                 slots
                     .iter()
@@ -925,12 +920,10 @@ impl<'a> Driver<'a> {
                     operands: &ov,
                     results: &rv,
                     func_results,
-                    old: &old,
-                    new: &written,
                     before: &before,
                     after: &after,
                     rule,
-                    mesh: &mesh,
+                    mesh,
                     changed: any,
                     phase: self.phase,
                 });
@@ -940,26 +933,22 @@ impl<'a> Driver<'a> {
     }
 
     /// Writes the new sharding of a slot (one that differs from the old) and notifies
-    /// the users and the sharding group; returns it, or `None` when nothing changed.
-    fn write_tensor(
-        &mut self,
-        slot: Slot,
-        new: TensorSharding,
-        notify: bool,
-    ) -> Option<TensorSharding> {
+    /// the users and the sharding group; returns whether it changed.
+    fn write_tensor(&mut self, slot: Slot, new: TensorSharding, notify: bool) -> bool {
+        if matches!(slot, Slot::FuncResult(..)) {
+            self.set_slot(slot, new);
+            return true;
+        }
         self.set_slot(slot, new.clone());
         if let Slot::Value(v) = slot {
             // A value with no place for a sharding (an argument of an op that is not a
             // function or a data-flow op) did not change; saying it did would revisit
             // its users forever.
             if self.g.sharding_ref(self.m, v).as_deref() != Some(&new) {
-                return None;
+                return false;
             }
         }
-        if matches!(slot, Slot::FuncResult(..)) {
-            return Some(new);
-        }
-        let Some(v) = self.slot_value(slot) else { return Some(new) };
+        let Some(v) = self.slot_value(slot) else { return true };
         if notify {
             self.notify_sharding_modified(v);
         }
@@ -979,7 +968,7 @@ impl<'a> Driver<'a> {
                 }
             }
         }
-        Some(new)
+        true
     }
 
     /// Queues the users of `v`. Through `func.call`s it follows values into callees and
