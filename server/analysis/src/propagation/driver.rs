@@ -81,6 +81,8 @@ pub struct Driver<'a> {
     pub created: HashSet<OpIdx>,
     /// By op: what its last visit that changed nothing read.
     quiet: Vec<Option<Quiet>>,
+    /// The same for the steps between a function's returned values and its results.
+    quiet_results: rustc_hash::FxHashMap<(OpIdx, usize), Quiet>,
     pub conservative: bool,
     pub group_of: HashMap<ValueId, i64>,
     pub groups: BTreeMap<i64, Vec<ValueId>>,
@@ -116,6 +118,13 @@ impl Quiet {
     }
 }
 
+/// Which step a [`Quiet`] is remembered for.
+#[derive(Clone, Copy)]
+enum Memo {
+    Op(OpIdx),
+    FuncResult(OpIdx, usize),
+}
+
 /// Where in the strategy hierarchy the driver is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Phase {
@@ -145,6 +154,7 @@ impl<'a> Driver<'a> {
             rules: Vec::new(),
             created: HashSet::new(),
             quiet: Vec::new(),
+            quiet_results: Default::default(),
             conservative,
             group_of: HashMap::new(),
             groups: BTreeMap::new(),
@@ -164,6 +174,7 @@ impl<'a> Driver<'a> {
         self.g = Graph::build(self.m);
         self.rules.clear();
         self.quiet.clear();
+        self.quiet_results.clear();
         self.created.clear();
         self.build_groups();
     }
@@ -417,6 +428,7 @@ impl<'a> Driver<'a> {
         self.g = Graph::build(self.m);
         self.rules.clear();
         self.quiet.clear();
+        self.quiet_results.clear();
         self.created.clear();
         nv
     }
@@ -825,17 +837,20 @@ impl<'a> Driver<'a> {
                 })
                 .collect();
             // Calls that notify are the visits of op `op` (one call each, with its own
-            // rule). A skipped visit would trace a step that changed nothing and that the
-            // earlier visit traced already with the same projections: tracers keep one
-            // record per such step (`Tracer::step`), so skipping is invisible to them.
-            let memo = notify;
-            if memo
-                && self
-                    .quiet
-                    .get(op)
-                    .and_then(Option::as_ref)
-                    .is_some_and(|q| q.matches(strategy, &dirs, &all))
-            {
+            // rule); the others are a function's result steps. A skipped step would trace
+            // what the earlier one traced with the same projections, which tracers record
+            // once (`Tracer::step`), so skipping is invisible to them.
+            let memo = match (notify, results) {
+                (true, _) => Some(Memo::Op(op)),
+                (false, &[Slot::FuncResult(f, i)]) => Some(Memo::FuncResult(f, i)),
+                _ => None,
+            };
+            let last = match memo {
+                Some(Memo::Op(o)) => self.quiet.get(o).and_then(Option::as_ref),
+                Some(Memo::FuncResult(f, i)) => self.quiet_results.get(&(f, i)),
+                None => None,
+            };
+            if last.is_some_and(|q| q.matches(strategy, &dirs, &all)) {
                 return false;
             }
             let mut proj = Projection::build_refs(&all[..n_o], &all[n_o..], rule, mesh, false);
@@ -877,18 +892,24 @@ impl<'a> Driver<'a> {
             }
             // The mesh is looked up again for the tracer after the writes.
             let trace = before.map(|b| (b, proj, mesh_ref.clone()));
-            let quiet = (memo && writes.is_empty()).then(|| Quiet {
-                strategy,
-                dirs,
-                shardings: all.iter().map(|s| s.cloned()).collect(),
+            let quiet = memo.filter(|_| writes.is_empty()).map(|k| {
+                let q =
+                    Quiet { strategy, dirs, shardings: all.iter().map(|s| s.cloned()).collect() };
+                (k, q)
             });
             (writes, trace, quiet)
         };
-        if let Some(q) = quiet {
-            if self.quiet.len() <= op {
-                self.quiet.resize_with(self.g.nodes.len().max(op + 1), || None);
+        match quiet {
+            Some((Memo::Op(o), q)) => {
+                if self.quiet.len() <= o {
+                    self.quiet.resize_with(self.g.nodes.len().max(o + 1), || None);
+                }
+                self.quiet[o] = Some(q);
             }
-            self.quiet[op] = Some(q);
+            Some((Memo::FuncResult(f, i), q)) => {
+                self.quiet_results.insert((f, i), q);
+            }
+            None => {}
         }
         let mut any = false;
         for (i, new) in writes {

@@ -39,6 +39,8 @@ pub trait Tracer {
     fn wants(&self, _before: &Projection) -> bool {
         true
     }
+    /// Records a step. A step that changed nothing, repeated with the same
+    /// projections, must record nothing new: the driver skips such repeats.
     fn step(&mut self, s: &Step<'_>);
     /// `to` got `from`'s new sharding because they are in one sharding group.
     fn group_sync(&mut self, _g: &Graph, _from: ValueId, _to: ValueId, _s: &TensorSharding) {}
