@@ -15,9 +15,10 @@ use crate::model::{Model, OpId};
 use crate::print::ir::{Attr, Module, Op, ValueId};
 use crate::print::sdy::{Mesh, MeshRef, TensorSharding};
 use crate::rules::{self, OpDesc, OpShardingRule, RuleLookup, RuleOptions, Unknown};
+use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::SmallVec;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 
 /// Once-flags of the registry's warnings (shared with `-sdy-populate-op-sharding-rules`).
 pub const ONCE_CUSTOM_CALL: &str = "sharding-rule-registry/unknown-custom-call";
@@ -73,18 +74,18 @@ pub struct Driver<'a> {
     pub g: Graph,
     pub model: &'a Model,
     pub src: &'a str,
-    by_origin: HashMap<u32, OpId>,
+    by_origin: FxHashMap<u32, OpId>,
     /// `getOrCreateShardingRule` results: rules by op (`None` before the first
     /// lookup), shared (not copied) by every visit.
     pub rules: Vec<Option<Option<std::sync::Arc<OpShardingRule>>>>,
     /// Ops whose rule was created (attached) during this pass.
-    pub created: HashSet<OpIdx>,
+    pub created: FxHashSet<OpIdx>,
     /// By op: what its last visit that changed nothing read.
     quiet: Vec<Option<Quiet>>,
     /// The same for the steps between a function's returned values and its results.
-    quiet_results: rustc_hash::FxHashMap<(OpIdx, usize), Quiet>,
+    quiet_results: FxHashMap<(OpIdx, usize), Quiet>,
     pub conservative: bool,
-    pub group_of: HashMap<ValueId, i64>,
+    pub group_of: FxHashMap<ValueId, i64>,
     pub groups: BTreeMap<i64, Vec<ValueId>>,
     worklist: Vec<OpIdx>,
     in_list: Vec<bool>,
@@ -152,11 +153,11 @@ impl<'a> Driver<'a> {
             src,
             by_origin,
             rules: Vec::new(),
-            created: HashSet::new(),
+            created: FxHashSet::default(),
             quiet: Vec::new(),
             quiet_results: Default::default(),
             conservative,
-            group_of: HashMap::new(),
+            group_of: FxHashMap::default(),
             groups: BTreeMap::new(),
             worklist: Vec::new(),
             in_list: Vec::new(),
@@ -506,7 +507,7 @@ impl<'a> Driver<'a> {
             }
             for &v in &self.g.nodes[x].operands {
                 let Some(Def::Result { op: d, .. }) = self.g.def(v) else { continue };
-                let others: HashSet<OpIdx> =
+                let others: FxHashSet<OpIdx> =
                     self.g.live_uses(v).map(|(u, _)| u).filter(|&u| u != x).collect();
                 if others.len() <= 1 {
                     revisit.push(d);
@@ -996,10 +997,10 @@ impl<'a> Driver<'a> {
     /// out of their returns into every call site; a value already seen is skipped,
     /// because two call sites of one function can lead back to each other.
     fn notify_users_modified(&mut self, v: ValueId) {
-        self.notify_users_once(v, &mut std::collections::HashSet::new());
+        self.notify_users_once(v, &mut FxHashSet::default());
     }
 
-    fn notify_users_once(&mut self, v: ValueId, seen: &mut std::collections::HashSet<ValueId>) {
+    fn notify_users_once(&mut self, v: ValueId, seen: &mut FxHashSet<ValueId>) {
         if !seen.insert(v) {
             return;
         }

@@ -19,9 +19,9 @@ use super::{constraints, edges, run_strategy_traced, Level, Options, StrategyOpt
 use crate::model::Model;
 use crate::print::ir::{Module, ValueId};
 use crate::print::sdy::{AxisRef, TensorSharding};
+use rustc_hash::FxHashMap as HashMap;
 use sdy_syntax::tree::Chunk;
 use smallvec::SmallVec;
-use std::collections::HashMap;
 
 /// A user-written sharding an axis comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -364,7 +364,7 @@ pub fn explain_strategy(
 /// The data-flow edges of `m`: edge input -> edge result.
 pub fn edge_map(m: &Module) -> HashMap<ValueId, ValueId> {
     let g = Graph::build(m);
-    let mut edge_of: HashMap<ValueId, ValueId> = HashMap::new();
+    let mut edge_of: HashMap<ValueId, ValueId> = HashMap::default();
     for i in g.pre_order() {
         if g.nodes[i].name == "sdy.data_flow_edge" {
             if let (Some(&input), Some(&result)) =
