@@ -15,9 +15,10 @@ use crate::model::{Model, OpId};
 use crate::print::ir::{Attr, Module, Op, ValueId};
 use crate::print::sdy::{Mesh, MeshRef, TensorSharding};
 use crate::rules::{self, OpDesc, OpShardingRule, RuleLookup, RuleOptions, Unknown};
+use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::SmallVec;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 
 /// Once-flags of the registry's warnings (shared with `-sdy-populate-op-sharding-rules`).
 pub const ONCE_CUSTOM_CALL: &str = "sharding-rule-registry/unknown-custom-call";
@@ -73,16 +74,18 @@ pub struct Driver<'a> {
     pub g: Graph,
     pub model: &'a Model,
     pub src: &'a str,
-    by_origin: HashMap<u32, OpId>,
+    by_origin: FxHashMap<u32, OpId>,
     /// `getOrCreateShardingRule` results: rules by op (`None` before the first
     /// lookup), shared (not copied) by every visit.
     pub rules: Vec<Option<Option<std::sync::Arc<OpShardingRule>>>>,
     /// Ops whose rule was created (attached) during this pass.
-    pub created: HashSet<OpIdx>,
+    pub created: FxHashSet<OpIdx>,
     /// By op: what its last visit that changed nothing read.
     quiet: Vec<Option<Quiet>>,
+    /// The same for the steps between a function's returned values and its results.
+    quiet_results: FxHashMap<(OpIdx, usize), Quiet>,
     pub conservative: bool,
-    pub group_of: HashMap<ValueId, i64>,
+    pub group_of: FxHashMap<ValueId, i64>,
     pub groups: BTreeMap<i64, Vec<ValueId>>,
     worklist: Vec<OpIdx>,
     in_list: Vec<bool>,
@@ -116,6 +119,13 @@ impl Quiet {
     }
 }
 
+/// Which step a [`Quiet`] is remembered for.
+#[derive(Clone, Copy)]
+enum Memo {
+    Op(OpIdx),
+    FuncResult(OpIdx, usize),
+}
+
 /// Where in the strategy hierarchy the driver is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Phase {
@@ -143,10 +153,11 @@ impl<'a> Driver<'a> {
             src,
             by_origin,
             rules: Vec::new(),
-            created: HashSet::new(),
+            created: FxHashSet::default(),
             quiet: Vec::new(),
+            quiet_results: Default::default(),
             conservative,
-            group_of: HashMap::new(),
+            group_of: FxHashMap::default(),
             groups: BTreeMap::new(),
             worklist: Vec::new(),
             in_list: Vec::new(),
@@ -164,6 +175,7 @@ impl<'a> Driver<'a> {
         self.g = Graph::build(self.m);
         self.rules.clear();
         self.quiet.clear();
+        self.quiet_results.clear();
         self.created.clear();
         self.build_groups();
     }
@@ -417,6 +429,7 @@ impl<'a> Driver<'a> {
         self.g = Graph::build(self.m);
         self.rules.clear();
         self.quiet.clear();
+        self.quiet_results.clear();
         self.created.clear();
         nv
     }
@@ -494,7 +507,7 @@ impl<'a> Driver<'a> {
             }
             for &v in &self.g.nodes[x].operands {
                 let Some(Def::Result { op: d, .. }) = self.g.def(v) else { continue };
-                let others: HashSet<OpIdx> =
+                let others: FxHashSet<OpIdx> =
                     self.g.live_uses(v).map(|(u, _)| u).filter(|&u| u != x).collect();
                 if others.len() <= 1 {
                     revisit.push(d);
@@ -825,19 +838,27 @@ impl<'a> Driver<'a> {
                 })
                 .collect();
             // Calls that notify are the visits of op `op` (one call each, with its own
-            // rule); the tracer wants every step.
-            let memo = notify && self.tracer.is_none();
-            if memo
-                && self
-                    .quiet
-                    .get(op)
-                    .and_then(Option::as_ref)
-                    .is_some_and(|q| q.matches(strategy, &dirs, &all))
-            {
+            // rule); the others are a function's result steps. A skipped step would trace
+            // what the earlier one traced with the same projections, which tracers record
+            // once (`Tracer::step`), so skipping is invisible to them.
+            let memo = match (notify, results) {
+                (true, _) => Some(Memo::Op(op)),
+                (false, &[Slot::FuncResult(f, i)]) => Some(Memo::FuncResult(f, i)),
+                _ => None,
+            };
+            let last = match memo {
+                Some(Memo::Op(o)) => self.quiet.get(o).and_then(Option::as_ref),
+                Some(Memo::FuncResult(f, i)) => self.quiet_results.get(&(f, i)),
+                None => None,
+            };
+            if last.is_some_and(|q| q.matches(strategy, &dirs, &all)) {
                 return false;
             }
             let mut proj = Projection::build_refs(&all[..n_o], &all[n_o..], rule, mesh, false);
-            let before = if self.tracer.is_some() { Some(proj.clone()) } else { None };
+            let before = match self.tracer.as_deref() {
+                Some(t) if t.wants(&proj) => Some(proj.clone()),
+                _ => None,
+            };
             let dir_of = |f: usize| dirs[f];
             let up = match strategy {
                 Strategy::Basic => {
@@ -870,37 +891,33 @@ impl<'a> Driver<'a> {
                 }
                 writes.push((i, new));
             }
-            let trace = before.map(|b| {
-                let old: Vec<Option<TensorSharding>> = all.iter().map(|s| s.cloned()).collect();
-                (b, proj, old, mesh.clone())
-            });
-            let quiet = (memo && writes.is_empty()).then(|| Quiet {
-                strategy,
-                dirs,
-                shardings: all.iter().map(|s| s.cloned()).collect(),
+            // The mesh is looked up again for the tracer after the writes.
+            let trace = before.map(|b| (b, proj, mesh_ref.clone()));
+            let quiet = memo.filter(|_| writes.is_empty()).map(|k| {
+                let q =
+                    Quiet { strategy, dirs, shardings: all.iter().map(|s| s.cloned()).collect() };
+                (k, q)
             });
             (writes, trace, quiet)
         };
-        if let Some(q) = quiet {
-            if self.quiet.len() <= op {
-                self.quiet.resize_with(self.g.nodes.len().max(op + 1), || None);
+        match quiet {
+            Some((Memo::Op(o), q)) => {
+                if self.quiet.len() <= o {
+                    self.quiet.resize_with(self.g.nodes.len().max(o + 1), || None);
+                }
+                self.quiet[o] = Some(q);
             }
-            self.quiet[op] = Some(q);
-        }
-        let mut written: Vec<Option<TensorSharding>> = Vec::new();
-        if trace.is_some() {
-            written = vec![None; n_o + results.len()];
+            Some((Memo::FuncResult(f, i), q)) => {
+                self.quiet_results.insert((f, i), q);
+            }
+            None => {}
         }
         let mut any = false;
         for (i, new) in writes {
-            if let Some(w) = self.write_tensor(slot(i), new, notify) {
-                any = true;
-                if let Some(x) = written.get_mut(i) {
-                    *x = Some(w);
-                }
-            }
+            any |= self.write_tensor(slot(i), new, notify);
         }
-        if let Some((before, after, old, mesh)) = trace {
+        if let Some((before, after, mesh_ref)) = trace {
+            let Some(mesh) = self.g.mesh_ref(&mesh_ref) else { return any };
             let vals = |slots: &[Slot], d: &Driver<'_>| -> Vec<ValueId> {
                 slots
                     .iter()
@@ -925,12 +942,10 @@ impl<'a> Driver<'a> {
                     operands: &ov,
                     results: &rv,
                     func_results,
-                    old: &old,
-                    new: &written,
                     before: &before,
                     after: &after,
                     rule,
-                    mesh: &mesh,
+                    mesh,
                     changed: any,
                     phase: self.phase,
                 });
@@ -940,26 +955,22 @@ impl<'a> Driver<'a> {
     }
 
     /// Writes the new sharding of a slot (one that differs from the old) and notifies
-    /// the users and the sharding group; returns it, or `None` when nothing changed.
-    fn write_tensor(
-        &mut self,
-        slot: Slot,
-        new: TensorSharding,
-        notify: bool,
-    ) -> Option<TensorSharding> {
+    /// the users and the sharding group; returns whether it changed.
+    fn write_tensor(&mut self, slot: Slot, new: TensorSharding, notify: bool) -> bool {
+        if matches!(slot, Slot::FuncResult(..)) {
+            self.set_slot(slot, new);
+            return true;
+        }
         self.set_slot(slot, new.clone());
         if let Slot::Value(v) = slot {
             // A value with no place for a sharding (an argument of an op that is not a
             // function or a data-flow op) did not change; saying it did would revisit
             // its users forever.
             if self.g.sharding_ref(self.m, v).as_deref() != Some(&new) {
-                return None;
+                return false;
             }
         }
-        if matches!(slot, Slot::FuncResult(..)) {
-            return Some(new);
-        }
-        let Some(v) = self.slot_value(slot) else { return Some(new) };
+        let Some(v) = self.slot_value(slot) else { return true };
         if notify {
             self.notify_sharding_modified(v);
         }
@@ -979,17 +990,17 @@ impl<'a> Driver<'a> {
                 }
             }
         }
-        Some(new)
+        true
     }
 
     /// Queues the users of `v`. Through `func.call`s it follows values into callees and
     /// out of their returns into every call site; a value already seen is skipped,
     /// because two call sites of one function can lead back to each other.
     fn notify_users_modified(&mut self, v: ValueId) {
-        self.notify_users_once(v, &mut std::collections::HashSet::new());
+        self.notify_users_once(v, &mut FxHashSet::default());
     }
 
-    fn notify_users_once(&mut self, v: ValueId, seen: &mut std::collections::HashSet<ValueId>) {
+    fn notify_users_once(&mut self, v: ValueId, seen: &mut FxHashSet<ValueId>) {
         if !seen.insert(v) {
             return;
         }

@@ -13,13 +13,15 @@ use super::axis::{self, list_prefix_status, PrefixStatus};
 use super::driver::{Failure, Phase, Warning};
 use super::graph::*;
 use super::origins::{source_map, Node};
+use super::projection::Projection;
 use super::trace::{Step, Tracer};
 use super::{constraints, edges, run_strategy_traced, Level, Options, StrategyOption};
 use crate::model::Model;
 use crate::print::ir::{Module, ValueId};
 use crate::print::sdy::{AxisRef, TensorSharding};
+use rustc_hash::FxHashMap as HashMap;
 use sdy_syntax::tree::Chunk;
-use std::collections::HashMap;
+use smallvec::SmallVec;
 
 /// A user-written sharding an axis comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -362,7 +364,7 @@ pub fn explain_strategy(
 /// The data-flow edges of `m`: edge input -> edge result.
 pub fn edge_map(m: &Module) -> HashMap<ValueId, ValueId> {
     let g = Graph::build(m);
-    let mut edge_of: HashMap<ValueId, ValueId> = HashMap::new();
+    let mut edge_of: HashMap<ValueId, ValueId> = HashMap::default();
     for i in g.pre_order() {
         if g.nodes[i].name == "sdy.data_flow_edge" {
             if let (Some(&input), Some(&result)) =
@@ -378,6 +380,12 @@ pub fn edge_map(m: &Module) -> HashMap<ValueId, ValueId> {
 impl Tracer for Explainer {
     fn as_any(self: Box<Self>) -> Box<dyn std::any::Any> {
         self
+    }
+
+    /// Origins and conflicts are both about axes the tensors had before the step.
+    fn wants(&self, before: &Projection) -> bool {
+        (0..before.num_tensors())
+            .any(|t| before.tensor(t).factors.iter().flatten().any(|f| !f.axes.is_empty()))
     }
 
     fn step(&mut self, s: &Step<'_>) {
@@ -419,14 +427,19 @@ impl Tracer for Explainer {
             }
         };
         for f in 0..s.rule.factor_sizes.len() {
-            let had: Vec<(usize, Vec<AxisRef>)> = (0..s.before.num_tensors())
-                .filter_map(|t| s.before.tensor(t).factor(f).map(|x| (t, x.axes.clone())))
+            let had: SmallVec<[(usize, &[AxisRef]); 8]> = (0..s.before.num_tensors())
+                .filter_map(|t| s.before.tensor(t).factor(f).map(|x| (t, x.axes.as_slice())))
                 .filter(|(_, a)| !a.is_empty())
                 .collect();
-            let mut conflicting: Vec<usize> = Vec::new();
+            // No tensor has axes on the factor: nothing to conflict or to drop.
+            if had.is_empty() {
+                continue;
+            }
+            let mut conflicting: SmallVec<[usize; 8]> = SmallVec::new();
             for (i, (ti, ai)) in had.iter().enumerate() {
                 for (tj, aj) in had.iter().skip(i + 1) {
-                    if list_prefix_status(ai, aj) == PrefixStatus::NotAPrefix
+                    if ai != aj
+                        && list_prefix_status(ai, aj) == PrefixStatus::NotAPrefix
                         && list_prefix_status(aj, ai) == PrefixStatus::NotAPrefix
                     {
                         for t in [*ti, *tj] {
@@ -444,7 +457,7 @@ impl Tracer for Explainer {
             let sources: Vec<(Node, Vec<AxisRef>)> = had
                 .iter()
                 .filter(|(t, _)| conflicting.contains(t))
-                .map(|(t, a)| (node_of(*t), a.clone()))
+                .map(|(t, a)| (node_of(*t), a.to_vec()))
                 .collect();
             for t in 0..s.after.num_tensors() {
                 let Some(fs) = s.after.tensor(t).factor(f) else { continue };
@@ -500,6 +513,20 @@ impl Explainer {
         node_of: &dyn Fn(usize) -> Node,
         value_of: &dyn Fn(Node) -> Option<ValueId>,
     ) {
+        // The candidates are never longer than the longest axes of the factor before the
+        // step, and only axes past a tensor's own can be dropped: without an open tensor
+        // shorter than that there is nothing to find.
+        let longest = (0..s.before.num_tensors())
+            .filter_map(|t| s.before.tensor(t).factor(f))
+            .map(|x| x.axes.len())
+            .max()
+            .unwrap_or(0);
+        let shorter = (0..s.after.num_tensors())
+            .filter_map(|t| s.after.tensor(t).factor(f))
+            .any(|x| !x.closed && x.axes.len() < longest);
+        if !shorter {
+            return;
+        }
         let g = s.graph;
         let op = &g.nodes[s.op];
         let cands =

@@ -23,10 +23,6 @@ pub struct Step<'e> {
     pub results: &'e [ValueId],
     /// Whether the results are function results (`op` is the function).
     pub func_results: bool,
-    /// The shardings before the step, per operand then per result.
-    pub old: &'e [Option<TensorSharding>],
-    /// The shardings written by the step (`None`: unchanged).
-    pub new: &'e [Option<TensorSharding>],
     pub before: &'e Projection,
     pub after: &'e Projection,
     pub rule: &'e OpShardingRule,
@@ -38,6 +34,13 @@ pub struct Step<'e> {
 pub trait Tracer {
     /// Recovers the concrete tracer after the run.
     fn as_any(self: Box<Self>) -> Box<dyn std::any::Any>;
+    /// Whether a step starting from `before` may matter (when not, the driver neither
+    /// copies the projection nor reports the step).
+    fn wants(&self, _before: &Projection) -> bool {
+        true
+    }
+    /// Records a step. A step that changed nothing, repeated with the same
+    /// projections, must record nothing new: the driver skips such repeats.
     fn step(&mut self, s: &Step<'_>);
     /// `to` got `from`'s new sharding because they are in one sharding group.
     fn group_sync(&mut self, _g: &Graph, _from: ValueId, _to: ValueId, _s: &TensorSharding) {}

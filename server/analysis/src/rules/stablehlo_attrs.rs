@@ -138,11 +138,22 @@ impl InherentAttrs {
     /// Reads every `key = value` of `text` outside the `skip` ranges (relative to
     /// `text`; the op's regions).
     pub fn from_text(text: &str, skip: &[Span]) -> InherentAttrs {
-        let toks: Vec<Token> = lexer::lex(text)
-            .into_iter()
-            .filter(|t| t.kind != TokenKind::Comment)
-            .filter(|t| !skip.iter().any(|s| s.start <= t.start && t.start < s.end))
-            .collect();
+        // Only the text between the skipped ranges is lexed: a function's body is most
+        // of the file. No token crosses a region's braces.
+        let mut skip = skip.to_vec();
+        skip.sort_by_key(|s| s.start);
+        let mut toks: Vec<Token> = Vec::new();
+        let mut at = 0usize;
+        for s in skip.iter().chain([&Span::new(text.len() as u32, text.len() as u32)]) {
+            let start = (s.start as usize).min(text.len());
+            if start > at {
+                if let Some(part) = text.get(at..start) {
+                    lexer::lex_into(part, at as u32, &mut toks);
+                }
+            }
+            at = at.max((s.end as usize).min(text.len()));
+        }
+        toks.retain(|t| t.kind != TokenKind::Comment);
         let mut r = Reader { text, toks: &toks, pos: 0, depth: 0 };
         let mut entries = Vec::new();
         while r.pos < toks.len() {

@@ -15,6 +15,7 @@ use super::{ChunkPropagation, Site, ValueResult};
 use crate::explain;
 use crate::model::{Model, OpId, ValueDef, ValueId};
 use crate::print::sdy::{Mesh, MeshRef, TensorSharding};
+use rustc_hash::FxHashMap;
 use sdy_syntax::tree::{Custom, Dim};
 use std::collections::HashMap;
 
@@ -43,7 +44,7 @@ pub fn propagated(
     meshes: &HashMap<String, Mesh>,
 ) -> Vec<Hint> {
     let mut out = Vec::new();
-    let by_start: HashMap<u32, OpId> =
+    let by_start: FxHashMap<u32, OpId> =
         model.ops.iter().enumerate().map(|(i, o)| (o.start, i as OpId)).collect();
     let many_meshes = meshes.len() > 1;
     for v in &p.values {
@@ -160,7 +161,7 @@ fn result_prefix(model: &Model, v: &ValueResult) -> String {
 
 fn func_header<'m>(
     model: &'m Model,
-    by_start: &HashMap<u32, OpId>,
+    by_start: &FxHashMap<u32, OpId>,
     func: u32,
 ) -> Option<(u32, &'m sdy_syntax::tree::FuncHeader)> {
     let op = model.op(*by_start.get(&func)?);
@@ -172,7 +173,7 @@ fn func_header<'m>(
 
 /// Where a value without a written sharding gets its hint: after an op result's
 /// name (`%0`, `%0:2`), after a function argument's or result's type.
-fn name_end(model: &Model, by_start: &HashMap<u32, OpId>, v: &ValueResult) -> Option<u32> {
+fn name_end(model: &Model, by_start: &FxHashMap<u32, OpId>, v: &ValueResult) -> Option<u32> {
     match v.site {
         Site::OpResult { op, .. } => {
             let value = v.value?;
@@ -199,7 +200,7 @@ fn name_end(model: &Model, by_start: &HashMap<u32, OpId>, v: &ValueResult) -> Op
 }
 
 /// The end of the written sharding of a value.
-fn written_end(model: &Model, by_start: &HashMap<u32, OpId>, v: &ValueResult) -> Option<u32> {
+fn written_end(model: &Model, by_start: &FxHashMap<u32, OpId>, v: &ValueResult) -> Option<u32> {
     match v.site {
         Site::Result { func, index } => {
             let (start, f) = func_header(model, by_start, func)?;
@@ -213,7 +214,7 @@ fn written_end(model: &Model, by_start: &HashMap<u32, OpId>, v: &ValueResult) ->
 /// The per-device shape hint of a value sharded `s`, after its type.
 fn shape_hint(
     model: &Model,
-    by_start: &HashMap<u32, OpId>,
+    by_start: &FxHashMap<u32, OpId>,
     v: &ValueResult,
     s: &TensorSharding,
     meshes: &HashMap<String, Mesh>,

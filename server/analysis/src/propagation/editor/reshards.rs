@@ -13,9 +13,9 @@ use crate::propagation::axis;
 use crate::propagation::graph::{Def, Graph, OpIdx};
 use crate::propagation::inference::{Conflict, Explained, Source};
 use crate::propagation::origins::Node;
+use rustc_hash::FxHashMap as HashMap;
 use sdy_syntax::tree::Custom;
 use sdy_syntax::Span;
-use std::collections::HashMap;
 
 /// One op that needs a reshard.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,7 +42,7 @@ pub fn find(
 ) -> Vec<Reshard> {
     let by_start: HashMap<u32, OpId> =
         model.ops.iter().enumerate().map(|(i, o)| (o.start, i as OpId)).collect();
-    let mut first_at: HashMap<u32, OpIdx> = HashMap::new();
+    let mut first_at: HashMap<u32, OpIdx> = HashMap::default();
     for i in 1..g.nodes.len() {
         if let Some(o) = g.nodes[i].origin {
             first_at.entry(o).or_insert(i);

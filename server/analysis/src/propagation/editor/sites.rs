@@ -9,12 +9,12 @@ use crate::model::{Model, OpId};
 use crate::print::ir::Module;
 use crate::print::sdy::TensorSharding;
 use crate::propagation::graph::{is_collective, per_value_at, sharding_of, Def, Graph, OpIdx};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// The shardings written in the source module (before any pass), by site.
 pub fn written(m: &Module) -> HashMap<Site, TensorSharding> {
     let g = Graph::build(m);
-    let mut out = HashMap::new();
+    let mut out = HashMap::default();
     for i in 1..g.nodes.len() {
         let n = &g.nodes[i];
         let Some(o) = n.origin else { continue };
@@ -85,7 +85,7 @@ pub fn results(
     let by_start: HashMap<u32, OpId> =
         model.ops.iter().enumerate().map(|(i, o)| (o.start, i as OpId)).collect();
     // (site) -> (variants, the printed value of the first one)
-    let mut found: HashMap<Site, (Vec<Variant>, crate::print::ir::ValueId)> = HashMap::new();
+    let mut found: HashMap<Site, (Vec<Variant>, crate::print::ir::ValueId)> = HashMap::default();
     let mut add = |site: Site, s: Option<TensorSharding>, func: &str, v| {
         let e = found.entry(site).or_insert_with(|| (Vec::new(), v));
         if !e.0.iter().any(|x| x.sharding == s) {
