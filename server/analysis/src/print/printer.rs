@@ -348,6 +348,10 @@ impl Printer<'_> {
                 Some(Attr::Bool(true)) => format!("{operands}, lower = true"),
                 _ => operands,
             },
+            "stablehlo.rng_bit_generator" => format!(
+                "{operands}, algorithm = {}",
+                enum_keyword(op.prop("rng_algorithm"), "rng_algorithm").unwrap_or_default()
+            ),
             "stablehlo.fft" => format!(
                 "{operands}, type = {}, length = {}",
                 enum_keyword(op.prop("fft_type"), "fft_type").unwrap_or_default(),

@@ -1,6 +1,6 @@
 //! The custom forms MLIR prints for StableHLO ops written in the generic form (the ops
 //! whose form is a fixed arrangement of operands, a few inherent attributes and types,
-//! plus convolution, reduce, while and some CHLO ops; elementwise ops are in `printer.rs`; other ops with
+//! plus convolution, reduce, while, rng_bit_generator and some CHLO ops; elementwise ops are in `printer.rs`; other ops with
 //! regions or structured dimension numbers keep the generic form).
 
 use super::attr::Attr;
@@ -316,6 +316,13 @@ pub fn custom_printable(op: &Op) -> bool {
             && args(1) == Some(n)
             && op.results.len() == n
             && props.is_empty();
+    }
+    if op.name == "stablehlo.rng_bit_generator" {
+        return n == 1
+            && op.results.len() == 2
+            && op.regions.is_empty()
+            && props.len() == 1
+            && enum_keyword(op.prop("rng_algorithm"), "rng_algorithm").is_some();
     }
     if op.name == "chlo.top_k" {
         return n == 1
