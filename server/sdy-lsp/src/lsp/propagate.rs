@@ -40,6 +40,7 @@ use sdy_syntax::tree::Chunk;
 use sdy_syntax::Span;
 use serde_json::{json, Value};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
@@ -260,6 +261,10 @@ pub struct Propagator {
     shapes: Mutex<HashMap<usize, ShapesOf>>,
     /// Edits waiting for their diagnostics: document -> (revision, since when).
     typing: Mutex<HashMap<Url, (u64, Instant)>>,
+    /// Whether `typing` may be non-empty. The run checks it between any two steps, far
+    /// more often than edits come: taking the lock there each time kept the edit path
+    /// waiting for it (keystroke p95 up to 5 ms instead of 1 once steps got cheap).
+    any_typing: AtomicBool,
     /// The propagation diagnostics of a document's revision, made by the propagation
     /// thread when a run ends, so that the publisher (on the I/O path) only copies them.
     extras: Mutex<HashMap<Url, Extras>>,
@@ -285,6 +290,7 @@ impl Propagator {
             runtime: tokio::runtime::Handle::current(),
             shapes: Mutex::default(),
             typing: Mutex::default(),
+            any_typing: AtomicBool::new(false),
             extras: Mutex::default(),
         });
         let weak = Arc::downgrade(&p);
@@ -398,6 +404,7 @@ impl Propagator {
         if let Some((rev, _)) = self.docs.subscribe(uri) {
             let mut t = self.typing.lock().unwrap_or_else(|e| e.into_inner());
             t.insert(uri.clone(), (rev, Instant::now()));
+            self.any_typing.store(true, Ordering::Release);
         }
         let s = self.settings.get();
         if s.mode == Mode::OnChange {
@@ -604,10 +611,11 @@ impl Propagator {
 
     /// Blocks while an edit waits for its diagnostics (each for at most [`MAX_PAUSE`]).
     fn pause_while_typing(&self) {
-        loop {
+        while self.any_typing.load(Ordering::Acquire) {
             {
                 let mut t = self.typing.lock().unwrap_or_else(|e| e.into_inner());
                 t.retain(|_, (_, since)| since.elapsed() < MAX_PAUSE);
+                self.any_typing.store(!t.is_empty(), Ordering::Release);
                 if t.is_empty() || self.lock().stop {
                     return;
                 }
@@ -642,6 +650,7 @@ impl Propagator {
             let mut t = self.typing.lock().unwrap_or_else(|e| e.into_inner());
             if t.get(uri).is_some_and(|(r, _)| *r <= rev) {
                 t.remove(uri);
+                self.any_typing.store(!t.is_empty(), Ordering::Release);
             }
         }
         let cached = self.extras.lock().unwrap_or_else(|e| e.into_inner()).get(uri).cloned();
