@@ -426,12 +426,13 @@ impl Propagator {
                 let _ = w.send(RunOutcome::NotRun("the document was closed".into()));
             }
         }
-        if let Some(d) = st.docs.get_mut(uri) {
+        let previous = st.docs.get_mut(uri).and_then(|d| {
             d.generation += 1;
-            d.result = None;
-        }
+            d.result.take()
+        });
         st.docs.retain(|_, d| d.result.is_some());
         drop(st);
+        drop(previous);
         self.extras.lock().unwrap_or_else(|e| e.into_inner()).remove(uri);
     }
 
@@ -567,16 +568,18 @@ impl Propagator {
             elapsed: t0.elapsed(),
             cpu: crate::cpu::thread().zip(cpu0).map(|(b, a)| b.saturating_sub(a)),
         });
-        {
+        // The previous result is freed after the lock is let go: freeing a large one
+        // takes milliseconds, and an edit's diagnostics wait for this lock.
+        let _previous = {
             let mut st = self.lock();
             let stopped = st.stop;
             match st.docs.get_mut(uri) {
                 Some(d) if d.generation == generation && !stopped => {
-                    d.result = Some(result.clone())
+                    d.result.replace(result.clone())
                 }
                 _ => return RunOutcome::Superseded,
             }
-        }
+        };
         for run in result.chunks.iter().flatten() {
             register(run, self);
         }
