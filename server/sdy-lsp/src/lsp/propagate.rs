@@ -268,6 +268,8 @@ pub struct Propagator {
     /// The propagation diagnostics of a document's revision, made by the propagation
     /// thread when a run ends, so that the publisher (on the I/O path) only copies them.
     extras: Mutex<HashMap<Url, Extras>>,
+    /// Results replaced by a run, freed after its waiters are answered.
+    retired: Mutex<Vec<Arc<DocResult>>>,
 }
 
 impl Propagator {
@@ -292,6 +294,7 @@ impl Propagator {
             typing: Mutex::default(),
             any_typing: AtomicBool::new(false),
             extras: Mutex::default(),
+            retired: Mutex::default(),
         });
         let weak = Arc::downgrade(&p);
         let spawned = std::thread::Builder::new().name("sdy-propagation".into()).spawn(move || {
@@ -466,6 +469,9 @@ impl Propagator {
         for w in req.waiters {
             let _ = w.send(outcome.clone());
         }
+        drop(outcome);
+        let retired = std::mem::take(&mut *self.retired.lock().unwrap_or_else(|e| e.into_inner()));
+        drop(retired);
     }
 
     fn current(&self, uri: &Url, generation: u64) -> bool {
@@ -568,9 +574,10 @@ impl Propagator {
             elapsed: t0.elapsed(),
             cpu: crate::cpu::thread().zip(cpu0).map(|(b, a)| b.saturating_sub(a)),
         });
-        // The previous result is freed after the lock is let go: freeing a large one
-        // takes milliseconds, and an edit's diagnostics wait for this lock.
-        let _previous = {
+        // The previous result is freed neither under the lock (an edit's diagnostics wait
+        // for it) nor before the answer (freeing a large one takes milliseconds), but
+        // once the waiters have theirs.
+        let previous = {
             let mut st = self.lock();
             let stopped = st.stop;
             match st.docs.get_mut(uri) {
@@ -580,6 +587,7 @@ impl Propagator {
                 _ => return RunOutcome::Superseded,
             }
         };
+        self.retired.lock().unwrap_or_else(|e| e.into_inner()).extend(previous);
         for run in result.chunks.iter().flatten() {
             register(run, self);
         }
