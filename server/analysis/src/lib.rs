@@ -5,6 +5,7 @@ pub mod diag;
 pub mod explain;
 pub mod ide;
 pub mod incremental;
+pub mod mlir_loc;
 pub mod model;
 pub mod passes;
 pub mod print;

@@ -366,16 +366,27 @@ impl PassContext<'_> {
     pub fn warn(&mut self, at: u32, message: String, op: Option<u32>) {
         self.emit(Severity::Warning, at, message, op);
     }
+    /// [`PassContext::warn`] with the op's text as it was printed when the warning was
+    /// raised.
+    pub fn warn_showing(&mut self, at: u32, message: String, op_text: String) {
+        self.emit_with(Severity::Warning, at, message, Some(op_text));
+    }
     /// Emits an error (the pass should then return [`PassFailed`]).
     pub fn error(&mut self, at: u32, message: String, op: Option<u32>) {
         self.emit(Severity::Error, at, message, op);
     }
     fn emit(&mut self, severity: Severity, at: u32, message: String, op: Option<u32>) {
+        let text = match self.session.print_op_on_diagnostic {
+            true => op.and_then(|o| crate::print::printer::print_op_at(self.module, o)),
+            false => None,
+        };
+        self.emit_with(severity, at, message, text);
+    }
+    fn emit_with(&mut self, severity: Severity, at: u32, message: String, op_text: Option<String>) {
         let span = Span::new(at, at);
         let mut notes = Vec::new();
         if self.session.print_op_on_diagnostic {
-            if let Some(text) = op.and_then(|o| crate::print::printer::print_op_at(self.module, o))
-            {
+            if let Some(text) = op_text {
                 // MLIR's `appendOp`: an op printed on several lines starts on a new line.
                 let message = if text.contains('\n') { format!("\n{text}") } else { text };
                 notes.push(Note { span, message });

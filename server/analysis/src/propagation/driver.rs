@@ -13,6 +13,7 @@ use super::projection::Projection;
 use super::trace::{Step, Tracer};
 use crate::model::{Model, OpId};
 use crate::print::ir::{Attr, Module, Op, ValueId};
+use crate::print::printer::print_op_at;
 use crate::print::sdy::{Mesh, MeshRef, TensorSharding};
 use crate::rules::{self, OpDesc, OpShardingRule, RuleLookup, RuleOptions, Unknown};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -59,6 +60,9 @@ pub struct Warning {
     /// The origin of the op (for the note that prints it).
     pub origin: Option<u32>,
     pub message: String,
+    /// The op as printed when the warning was raised (MLIR's note shows it then, not
+    /// as the pass leaves it).
+    pub op_text: Option<String>,
 }
 
 /// An error that makes the pass fail.
@@ -263,11 +267,15 @@ impl<'a> Driver<'a> {
                         Unknown::Op(_) => ONCE_OP,
                     };
                     let (at, origin) = self.loc(i);
+                    // Only the first warning of a kind is ever shown.
+                    let first = !self.warnings.iter().any(|w| w.once_key == Some(key));
+                    let op_text = origin.filter(|_| first).and_then(|o| print_op_at(self.m, o));
                     self.warnings.push(Warning {
                         once_key: Some(key),
                         at,
                         origin,
                         message: u.message(),
+                        op_text,
                     });
                     None
                 }
@@ -360,11 +368,13 @@ impl<'a> Driver<'a> {
                 continue;
             }
             if let Some(first_owner) = self.g.owner(members[0]) {
-                let (at, origin) = self.loc(first_owner);
+                // Shardy warns at the op's location, without a note showing it.
+                let (at, _) = self.loc(first_owner);
                 self.warnings.push(Warning {
                     once_key: None,
                     at,
-                    origin,
+                    origin: None,
+                    op_text: None,
                     message: format!(
                         "The initial operand shardings on the sharding groups of groupID: {id} do not match. Inserting an open sharding constraint to all constrained values. This can be caused when shardings from different values are grouped (e.g. from jax.shard_alike) but have separate inconsistent sharding constraints on them."
                     ),

@@ -27,7 +27,10 @@ pub fn emit_warnings(cx: &mut PassContext<'_>, warnings: Vec<super::driver::Warn
                 continue;
             }
         }
-        cx.warn(w.at, w.message, w.origin);
+        match w.op_text {
+            Some(text) => cx.warn_showing(w.at, w.message, text),
+            None => cx.warn(w.at, w.message, w.origin),
+        }
     }
 }
 

@@ -9,15 +9,19 @@
 //! chunks are joined with `// -----` lines. Pass warnings (e.g. the sharding rule
 //! registry's "unknown op") are reported like MLIR's, once per process.
 //! Diagnostics go to stderr as `FILE:LINE:COL: error: MESSAGE` in whole-file
-//! coordinates. Exit status 1 if a chunk failed, 0 otherwise; with
+//! coordinates, or, for an op with its own `loc(...)`, at that location as MLIR does. Exit status 1 if a chunk failed, 0 otherwise; with
 //! `-verify-diagnostics`, the diagnostics are instead checked against the
 //! `// expected-error {{...}}` annotations (MLIR's rules) and the status says whether
 //! they all matched.
 
 use super::report;
 use sdy_analysis::diag::{Diagnostic, LineIndex, Severity};
+use sdy_analysis::mlir_loc::{self, Shown};
+use sdy_analysis::model::Model;
 use sdy_analysis::passes::{self, PassSpec, Pipeline, Session};
-use sdy_syntax::tree::Chunk;
+use sdy_syntax::tree::{Chunk, StmtKind};
+use std::cell::OnceCell;
+use std::collections::HashMap;
 use std::io::Write as _;
 use std::process::ExitCode;
 
@@ -116,8 +120,9 @@ pub fn run(args: &[String]) -> ExitCode {
                 stderr.push_str(&format!("{display_name}:{line}:{col}: error: {msg}\n"));
             }
         } else {
+            let place = op_locations(&text, &chunk, &analysis.model);
             for d in &diags {
-                report::render(display_name, &index, d, &mut stderr);
+                report::render_placed(display_name, &index, d, &mut stderr, &place);
             }
         }
         outputs.push(printed);
@@ -136,6 +141,35 @@ pub fn run(args: &[String]) -> ExitCode {
 }
 
 // ----- -verify-diagnostics -----
+
+/// Where MLIR reports a diagnostic at offset `at` of `chunk`: at the explicit location
+/// of the op that starts there, when it has one (see [`mlir_loc`]).
+fn op_locations<'a>(
+    text: &'a str,
+    chunk: &'a Chunk,
+    model: &'a Model,
+) -> impl Fn(u32) -> Option<Shown> + 'a {
+    // `#loc` aliases, collected on first use (real exports define tens of thousands).
+    let aliases: OnceCell<HashMap<&str, &str>> = OnceCell::new();
+    move |at| {
+        let op = model.ops.iter().find(|o| o.loc() == at)?;
+        let loc = op.node.loc?.shift(op.start);
+        let aliases = aliases.get_or_init(|| {
+            chunk
+                .top
+                .iter()
+                .filter(|c| c.op.kind == StmtKind::AliasDef)
+                .filter_map(|c| {
+                    let start = (chunk.span.start + c.offset) as usize;
+                    let stmt = text.get(start..start + c.op.len as usize)?;
+                    let (name, value) = stmt.split_once('=')?;
+                    Some((name.trim(), value.trim()))
+                })
+                .collect()
+        });
+        mlir_loc::shown(loc.text(text), &|name| aliases.get(name).copied())
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {

@@ -65,6 +65,7 @@ fn pipeline_body(
                 at: loc_of(model, at),
                 origin: at,
                 message: msg,
+                op_text: None,
             });
         }
         import::symbol_dce(m);

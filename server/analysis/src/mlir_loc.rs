@@ -1,0 +1,334 @@
+//! Where `mlir-opt`-style tools report a diagnostic of an op that has an explicit
+//! location (`loc("model.py":12:3)`, `loc(#loc7)`, name, call-site and fused
+//! locations): at the first `file:line:col` the location holds (in the order MLIR
+//! prints it: a name before its child, a callee before its caller, fused parts in
+//! order), else at the location itself (`loc("name")`), and nowhere for
+//! `loc(unknown)`. Aliases (`#loc7 = loc(...)`) are resolved through `alias`.
+
+/// The place a diagnostic is shown at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Shown {
+    /// `file:line:col` (the file name as written, escapes kept).
+    File(String),
+    /// No file position inside: the location as MLIR prints it (`loc("name")`).
+    Raw(String),
+    /// `loc(unknown)`: no place at all.
+    Unknown,
+}
+
+/// Where a diagnostic at an op whose location is `text` (`loc(...)`) is shown; `None`
+/// when the text is not a location this understands.
+pub fn shown<'a>(text: &'a str, alias: &dyn Fn(&str) -> Option<&'a str>) -> Option<Shown> {
+    let mut p = Parser { s: text, at: 0, alias, depth: 0 };
+    let loc = p.loc()?;
+    p.skip_ws();
+    if p.at != text.len() {
+        return None;
+    }
+    Some(match loc.first_file() {
+        Some(f) => Shown::File(f),
+        None if matches!(loc, Loc::Unknown) => Shown::Unknown,
+        None => Shown::Raw(format!("loc({})", loc.print())),
+    })
+}
+
+enum Loc {
+    Unknown,
+    /// `"file":line:col`, with a range's ` to ...` kept as printed.
+    File {
+        file: String,
+        line: u64,
+        col: u64,
+        range: String,
+    },
+    Name {
+        name: String,
+        child: Box<Loc>,
+    },
+    CallSite {
+        callee: Box<Loc>,
+        caller: Box<Loc>,
+    },
+    Fused {
+        meta: Option<String>,
+        parts: Vec<Loc>,
+    },
+}
+
+impl Loc {
+    fn first_file(&self) -> Option<String> {
+        match self {
+            Loc::Unknown => None,
+            Loc::File { file, line, col, .. } => Some(format!("{file}:{line}:{col}")),
+            Loc::Name { child, .. } => child.first_file(),
+            Loc::CallSite { callee, caller } => callee.first_file().or_else(|| caller.first_file()),
+            Loc::Fused { parts, .. } => parts.iter().find_map(Loc::first_file),
+        }
+    }
+
+    fn print(&self) -> String {
+        match self {
+            Loc::Unknown => "unknown".into(),
+            Loc::File { file, line, col, range } => format!("\"{file}\":{line}:{col}{range}"),
+            Loc::Name { name, child } => match **child {
+                Loc::Unknown => format!("\"{name}\""),
+                ref c => format!("\"{name}\"({})", c.print()),
+            },
+            Loc::CallSite { callee, caller } => {
+                format!("callsite({} at {})", callee.print(), caller.print())
+            }
+            Loc::Fused { meta, parts } => {
+                let parts: Vec<String> = parts.iter().map(Loc::print).collect();
+                let meta = meta.as_ref().map_or(String::new(), |m| format!("<{m}>"));
+                format!("fused{meta}[{}]", parts.join(", "))
+            }
+        }
+    }
+}
+
+struct Parser<'a, 'f> {
+    s: &'a str,
+    at: usize,
+    alias: &'f dyn Fn(&str) -> Option<&'a str>,
+    /// Alias nesting, bounded so that a cycle of aliases ends.
+    depth: u32,
+}
+
+impl<'a> Parser<'a, '_> {
+    fn rest(&self) -> &'a str {
+        &self.s[self.at..]
+    }
+    fn skip_ws(&mut self) {
+        let r = self.rest();
+        self.at += r.len() - r.trim_start().len();
+    }
+    fn eat(&mut self, tok: &str) -> bool {
+        self.skip_ws();
+        if self.rest().starts_with(tok) {
+            self.at += tok.len();
+            true
+        } else {
+            false
+        }
+    }
+    /// A keyword not followed by more identifier characters.
+    fn eat_word(&mut self, word: &str) -> bool {
+        self.skip_ws();
+        let r = self.rest();
+        let after = r.as_bytes().get(word.len()).copied();
+        if r.starts_with(word) && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_') {
+            self.at += word.len();
+            true
+        } else {
+            false
+        }
+    }
+    fn string(&mut self) -> Option<String> {
+        self.skip_ws();
+        let r = self.rest();
+        let body = r.strip_prefix('"')?;
+        let mut escaped = false;
+        for (i, c) in body.char_indices() {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => {
+                    self.at += i + 2;
+                    return Some(body[..i].to_string());
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+    fn int(&mut self) -> Option<u64> {
+        self.skip_ws();
+        let r = self.rest();
+        let n = r.bytes().take_while(u8::is_ascii_digit).count();
+        let v = r[..n].parse().ok()?;
+        self.at += n;
+        Some(v)
+    }
+
+    /// `loc(...)` or a bare location (inside another one).
+    fn loc(&mut self) -> Option<Loc> {
+        if self.eat_word("loc") {
+            if !self.eat("(") {
+                return None;
+            }
+            let l = self.inner()?;
+            return self.eat(")").then_some(l);
+        }
+        self.inner()
+    }
+
+    fn inner(&mut self) -> Option<Loc> {
+        self.skip_ws();
+        if self.eat_word("unknown") {
+            return Some(Loc::Unknown);
+        }
+        if self.eat_word("callsite") {
+            if !self.eat("(") {
+                return None;
+            }
+            let callee = self.loc()?;
+            if !self.eat_word("at") {
+                return None;
+            }
+            let caller = self.loc()?;
+            return self
+                .eat(")")
+                .then(|| Loc::CallSite { callee: Box::new(callee), caller: Box::new(caller) });
+        }
+        if self.eat_word("fused") {
+            let meta = if self.eat("<") { Some(self.balanced_until('>')?) } else { None };
+            if !self.eat("[") {
+                return None;
+            }
+            let mut parts = Vec::new();
+            if !self.eat("]") {
+                loop {
+                    parts.push(self.loc()?);
+                    if self.eat("]") {
+                        break;
+                    }
+                    if !self.eat(",") {
+                        return None;
+                    }
+                }
+            }
+            return Some(Loc::Fused { meta, parts });
+        }
+        if self.rest().starts_with('#') {
+            let name_len = self.rest()[1..]
+                .bytes()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'$' | b'-'))
+                .count();
+            let name = &self.rest()[..1 + name_len];
+            self.at += 1 + name_len;
+            let text = (self.alias)(name)?;
+            if self.depth > 64 {
+                return None;
+            }
+            let mut sub = Parser { s: text, at: 0, alias: self.alias, depth: self.depth + 1 };
+            return sub.loc();
+        }
+        let s = self.string()?;
+        if self.eat(":") {
+            let line = self.int()?;
+            if !self.eat(":") {
+                return None;
+            }
+            let col = self.int()?;
+            let mut range = String::new();
+            if self.eat_word("to") {
+                range.push_str(" to ");
+                if self.eat(":") {
+                    range.push_str(&format!(":{}", self.int()?));
+                } else {
+                    let l2 = self.int()?;
+                    if !self.eat(":") {
+                        return None;
+                    }
+                    range.push_str(&format!("{l2}:{}", self.int()?));
+                }
+            }
+            return Some(Loc::File { file: s, line, col, range });
+        }
+        let child = if self.eat("(") {
+            let c = self.loc()?;
+            if !self.eat(")") {
+                return None;
+            }
+            c
+        } else {
+            Loc::Unknown
+        };
+        Some(Loc::Name { name: s, child: Box::new(child) })
+    }
+
+    /// The text up to the `close` that ends the current bracket (nesting and strings
+    /// respected), which is consumed.
+    fn balanced_until(&mut self, close: char) -> Option<String> {
+        let start = self.at;
+        let mut depth = 0i32;
+        let mut in_str = false;
+        let mut escaped = false;
+        for (i, c) in self.rest().char_indices() {
+            if in_str {
+                match c {
+                    _ if escaped => escaped = false,
+                    '\\' => escaped = true,
+                    '"' => in_str = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match c {
+                '"' => in_str = true,
+                '<' | '(' | '[' | '{' => depth += 1,
+                c if c == close && depth == 0 => {
+                    let text = self.s[start..start + i].trim().to_string();
+                    self.at = start + i + 1;
+                    return Some(text);
+                }
+                '>' | ')' | ']' | '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> String {
+        let aliases = |n: &str| match n {
+            "#a" => Some("loc(\"alias.py\":7:8)"),
+            "#n" => Some("loc(\"just\")"),
+            "#cycle" => Some("loc(#cycle)"),
+            _ => None,
+        };
+        match shown(text, &aliases) {
+            Some(Shown::File(f)) => f,
+            Some(Shown::Raw(r)) => format!("raw {r}"),
+            Some(Shown::Unknown) => "unknown".into(),
+            None => "none".into(),
+        }
+    }
+
+    #[test]
+    fn first_file_position_in_print_order() {
+        assert_eq!(at(r#"loc("f.py":3:4)"#), "f.py:3:4");
+        assert_eq!(at(r#"loc("named"("g.py":5:6))"#), "g.py:5:6");
+        assert_eq!(at(r#"loc(callsite("h.py":1:2 at "i.py":3:4))"#), "h.py:1:2");
+        assert_eq!(at(r#"loc(callsite("nm" at "y.py":8:8))"#), "y.py:8:8");
+        assert_eq!(at(r#"loc(fused["nm", "k.py":3:4])"#), "k.py:3:4");
+        assert_eq!(at(r#"loc(fused<"x">["j.py":1:2])"#), "j.py:1:2");
+        assert_eq!(at(r#"loc("n1"("n2"("q.py":1:1)))"#), "q.py:1:1");
+        assert_eq!(at(r#"loc("f.py":3:4 to :9)"#), "f.py:3:4");
+        assert_eq!(at("loc(#a)"), "alias.py:7:8");
+        assert_eq!(at("loc(callsite(#n at #a))"), "alias.py:7:8");
+    }
+
+    #[test]
+    fn without_a_file_position() {
+        assert_eq!(at("loc(unknown)"), "unknown");
+        assert_eq!(at(r#"loc("justname")"#), r#"raw loc("justname")"#);
+        assert_eq!(at(r#"loc(  "a"(unknown) )"#), r#"raw loc("a")"#);
+        assert_eq!(at(r#"loc(fused["a","b"])"#), r#"raw loc(fused["a", "b"])"#);
+        assert_eq!(at("loc(callsite(#n at #n))"), r#"raw loc(callsite("just" at "just"))"#);
+    }
+
+    #[test]
+    fn not_understood() {
+        assert_eq!(at("loc(#missing)"), "none");
+        assert_eq!(at("loc(#cycle)"), "none");
+        assert_eq!(at(r#"loc("f.py":3)"#), "none");
+        assert_eq!(at(r#"loc("f.py":3:4"#), "none");
+        assert_eq!(at("loc(fused[)"), "none");
+        assert_eq!(at(r#"loc("unterminated)"#), "none");
+    }
+}
