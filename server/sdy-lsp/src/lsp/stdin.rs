@@ -7,7 +7,10 @@
 //! the message is read into one exactly sized buffer, its `text` is unescaped in place
 //! (the buffer becomes the document's text) and set aside, and tower-lsp gets the message
 //! with a marker in place of the text, which [`take`] trades back in the handler.
-//! Messages are passed on in order and otherwise unchanged.
+//! Messages are passed on in order and otherwise unchanged. Texts are set aside only
+//! once `initialize` went through (tower-lsp drops a `didOpen` before it, whose text would
+//! then stay), and a text not taken by the time [`KEEP`] more were set aside (a `didOpen`
+//! tower-lsp rejected) is dropped.
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -22,6 +25,10 @@ use tokio::sync::mpsc;
 
 /// Messages from this size on have their text set aside.
 const MIN_BODY: usize = 1 << 16;
+
+/// How many texts set aside are kept: far more than can be in flight between this
+/// thread and the handlers (the channel holds 8 messages).
+const KEEP: u64 = 64;
 
 /// Starts the marker that replaces a text set aside; its number follows.
 const MARKER: &str = "\u{0}sdy-lsp: text set aside #";
@@ -51,7 +58,8 @@ impl Input {
         let (tx, rx) = mpsc::channel(8);
         let spawned = std::thread::Builder::new().name("sdy-stdin".into()).spawn(move || {
             let mut r = std::io::BufReader::with_capacity(1 << 16, std::io::stdin().lock());
-            while let Some(m) = read_message(&mut r) {
+            let mut initialized = false;
+            while let Some(m) = read_message(&mut r, &mut initialized) {
                 if tx.blocking_send(m).is_err() {
                     break;
                 }
@@ -87,7 +95,8 @@ impl AsyncRead for Input {
 
 /// The next message as bytes to pass on (header and body); whatever cannot be framed is
 /// passed on as it is, for tower-lsp to report. `None` at the end of input.
-fn read_message(r: &mut impl BufRead) -> Option<Vec<u8>> {
+/// `initialized`: whether an `initialize` request went through.
+fn read_message(r: &mut impl BufRead, initialized: &mut bool) -> Option<Vec<u8>> {
     let mut header = Vec::new();
     let mut len = None;
     loop {
@@ -110,7 +119,10 @@ fn read_message(r: &mut impl BufRead) -> Option<Vec<u8>> {
     // Exactly sized: grown by doubling, each copy would leave resident memory behind.
     let mut body = Vec::with_capacity(len);
     let read = r.take(len as u64).read_to_end(&mut body).unwrap_or(0);
-    if read == len && len >= MIN_BODY {
+    if !*initialized {
+        let m: Option<Message> = serde_json::from_slice(&body).ok();
+        *initialized = m.is_some_and(|m| m.method.as_deref() == Some("initialize"));
+    } else if read == len && len >= MIN_BODY {
         if let Some(small) = set_text_aside(&mut body) {
             let mut m = format!("Content-Length: {}\r\n\r\n", small.len()).into_bytes();
             m.extend_from_slice(small.as_bytes());
@@ -168,7 +180,9 @@ fn set_text_aside(body: &mut Vec<u8>) -> Option<String> {
     body.truncate(len);
     let text = String::from_utf8(std::mem::take(body)).ok()?;
     let mut aside = ASIDE.lock().unwrap_or_else(|e| e.into_inner());
-    aside.get_or_insert_with(HashMap::new).insert(n, text);
+    let aside = aside.get_or_insert_with(HashMap::new);
+    aside.insert(n, text);
+    aside.retain(|&k, _| k + KEEP > n);
     Some(small)
 }
 
@@ -263,9 +277,18 @@ mod tests {
         format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
     }
 
+    /// The messages passed on for `input`, sent after `initialize`.
     fn pass(input: Vec<u8>) -> Vec<Vec<u8>> {
         let mut r = std::io::Cursor::new(input);
-        std::iter::from_fn(|| read_message(&mut r)).collect()
+        let mut initialized = true;
+        std::iter::from_fn(|| read_message(&mut r, &mut initialized)).collect()
+    }
+
+    fn did_open(text: &str) -> String {
+        json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+            "textDocument": {"uri": "file:///a.mlir", "languageId": "mlir",
+                             "version": 1, "text": text}}})
+        .to_string()
     }
 
     fn body_of(m: &[u8]) -> serde_json::Value {
@@ -357,6 +380,40 @@ mod tests {
         }
         assert!(!has_lone_surrogate(br#""\\ud800""#)); // an escaped backslash
         assert!(has_lone_surrogate(br#""\ud800""#));
+    }
+
+    /// Before `initialize`, tower-lsp drops a `didOpen`: its text is not set aside (it
+    /// would never be taken); after it, it is.
+    #[test]
+    fn nothing_is_set_aside_before_initialize() {
+        let text = "x".repeat(MIN_BODY);
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                          "params": {"capabilities": {}}})
+        .to_string();
+        let mut input = frame(&did_open(&text));
+        input.extend(frame(&init));
+        input.extend(frame(&did_open(&text)));
+        let mut r = std::io::Cursor::new(input);
+        let mut initialized = false;
+        let out: Vec<_> = std::iter::from_fn(|| read_message(&mut r, &mut initialized)).collect();
+        assert_eq!(out[..2], [frame(&did_open(&text)), frame(&init)]);
+        let marker =
+            body_of(&out[2])["params"]["textDocument"]["text"].as_str().unwrap().to_string();
+        assert_eq!(take(marker), text);
+    }
+
+    /// A text never taken (its `didOpen` rejected) goes once [`KEEP`] more came.
+    #[test]
+    fn texts_never_taken_are_dropped() {
+        let text = "y".repeat(MIN_BODY);
+        let first = pass(frame(&did_open(&text)));
+        let marker =
+            body_of(&first[0])["params"]["textDocument"]["text"].as_str().unwrap().to_string();
+        for _ in 0..KEEP {
+            let m = pass(frame(&did_open(&text)));
+            take(body_of(&m[0])["params"]["textDocument"]["text"].as_str().unwrap().to_string());
+        }
+        assert_eq!(take(marker.clone()), marker);
     }
 
     #[test]
