@@ -15,7 +15,7 @@
 //! they all matched.
 
 use super::report;
-use sdy_analysis::diag::{Diagnostic, LineIndex, Severity};
+use sdy_analysis::diag::{Diagnostic, LineIndex, Origin, Severity};
 use sdy_analysis::mlir_loc::{self, Shown};
 use sdy_analysis::model::Model;
 use sdy_analysis::passes::{self, PassSpec, Pipeline, Session};
@@ -121,8 +121,15 @@ pub fn run(args: &[String]) -> ExitCode {
             }
         } else {
             let place = op_locations(&text, &chunk, &analysis.model);
+            let in_file = |_: u32| None;
             for d in &diags {
-                report::render_placed(display_name, &index, d, &mut stderr, &place);
+                // The parser reports where it is in the file, ops (verifier, passes) at
+                // their location.
+                let place: &dyn Fn(u32) -> Option<Shown> = match d.origin {
+                    Origin::Parse { .. } => &in_file,
+                    _ => &place,
+                };
+                report::render_placed(display_name, &index, d, &mut stderr, place);
             }
         }
         outputs.push(printed);
