@@ -4,6 +4,7 @@ Shardy, ../../../../shared/oracle/oracle_opt.py) and `sdy-lsp opt`, compared chu
 chunk.
 
   run.py --bin PATH/TO/sdy-lsp [--seed S] [--count N] [--pass FLAG ...] [--show K] [--gen GEN.py]
+         [--stderr]
 
 For each pass flag (default: the four strategy passes and the pipeline) prints the
 number of programs the oracle accepts, how many of those print exactly the same, and
@@ -70,19 +71,26 @@ def matched_shardings(ours, theirs):
     return sum(b.size for b in sm.get_matching_blocks())
 
 
+def batch_text(chunks, idx):
+    return "// -----\n".join(chunks[i] for i in idx)
+
+
 def run_oracle(oracle, chunks, flag, tmp, batch):
-    """The oracle's output per chunk (None where it crashed). Chunks go in batches;
-    a batch whose run crashes is rerun one chunk at a time."""
+    """The oracle's output per chunk (None where it crashed), and the stderr of each
+    batch that ran whole: [(chunk indices, stderr)]. Chunks go in batches; a batch whose
+    run crashes is rerun in halves."""
     out = [None] * len(chunks)
+    errs = []
 
     def run(idx):
         path = os.path.join(tmp, "batch.mlir")
         with open(path, "w") as f:
-            f.write("// -----\n".join(chunks[i] for i in idx))
+            f.write(batch_text(chunks, idx))
         cmd = [sys.executable, oracle, path, "-split-input-file"] + ([flag] if flag else [])
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode < 0 or r.returncode > 1:
             return None
+        errs.append((idx, r.stderr))
         return split_out(r.stdout)
 
     crashes = 0
@@ -103,7 +111,26 @@ def run_oracle(oracle, chunks, flag, tmp, batch):
 
     for start in range(0, len(chunks), batch):
         solve(list(range(start, min(start + batch, len(chunks)))))
-    return out, crashes
+    return out, crashes, errs
+
+
+def same_stderr(binary, chunks, flag, tmp, errs, show):
+    """How many of the oracle's batches `sdy-lsp opt` gives the same stderr for, byte
+    for byte (run on the same file, so names and lines agree), and how many had any.
+    Prints the first `show` differences."""
+    same = nonempty = 0
+    for idx, theirs in errs:
+        path = os.path.join(tmp, "batch.mlir")
+        with open(path, "w") as f:
+            f.write(batch_text(chunks, idx))
+        r = subprocess.run([binary, "opt", path, "-split-input-file", flag], capture_output=True, text=True)
+        same += r.stderr == theirs
+        if r.stderr != theirs and show > 0:
+            show -= 1
+            print("=== %s stderr of chunks %s" % (flag, idx))
+            print("".join(difflib.unified_diff(theirs.splitlines(True), r.stderr.splitlines(True), "oracle", "sdy-lsp")))
+        nonempty += bool(theirs)
+    return same, nonempty
 
 
 def main():
@@ -121,6 +148,8 @@ def main():
                     help="what to compare besides whole outputs: printed shardings or sharding rules")
     ap.add_argument("--pretty", action="store_true",
                     help="feed the programs as Shardy prints them (every op in its custom form)")
+    ap.add_argument("--stderr", action="store_true",
+                    help="also compare stderr (warnings, errors) batch by batch")
     ap.add_argument("--gen", default=os.path.join(HERE, "gen.py"),
                     help="the program generator (default: propagation's; canonicalize/gen.py for -canonicalize)")
     a = ap.parse_args()
@@ -131,7 +160,7 @@ def main():
     chunks = gen.split("// -----\n")
     with tempfile.TemporaryDirectory() as d:
         if a.pretty:
-            printed, _ = run_oracle(a.oracle, chunks, None, d, a.batch)
+            printed, _, _ = run_oracle(a.oracle, chunks, None, d, a.batch)
             chunks = [p for p in printed if p and p.strip()]
             gen = "// -----\n".join(chunks)
         total_ok = 0
@@ -139,7 +168,7 @@ def main():
         total_sh = total_sh_same = 0
         crashed = 0
         for p in passes:
-            oc, n_crash = run_oracle(a.oracle, chunks, p, d, a.batch)
+            oc, n_crash, errs = run_oracle(a.oracle, chunks, p, d, a.batch)
             crashed += n_crash
             path = os.path.join(d, "all.mlir")
             with open(path, "w") as f:
@@ -174,6 +203,9 @@ def main():
                     print("=== %s program %d" % (p, i))
                     print(chunk)
                     print("".join(difflib.unified_diff(ot.splitlines(True), mt.splitlines(True), "oracle", "sdy-lsp")))
+            if a.stderr:
+                e_same, e_nonempty = same_stderr(a.bin, chunks, p, d, errs, a.show)
+                print("%-32s stderr identical in %d/%d batches (%d with diagnostics)" % (p, e_same, len(errs), e_nonempty))
             total_ok += same
             total_valid += valid
             total_sh += sh_total
