@@ -84,9 +84,13 @@ pub struct Driver<'a> {
     quiet: Vec<Option<Quiet>>,
     /// The same for the steps between a function's returned values and its results.
     quiet_results: FxHashMap<(OpIdx, usize), Quiet>,
+    /// By op: how many times a sharding stored on it was written (see [`Stamp`]).
+    versions: Vec<u32>,
     pub conservative: bool,
     pub group_of: FxHashMap<ValueId, i64>,
     pub groups: BTreeMap<i64, Vec<ValueId>>,
+    /// By op: its [`kind`] flags (from its name, types and target, fixed per index).
+    kinds: Vec<u8>,
     worklist: Vec<OpIdx>,
     in_list: Vec<bool>,
     current: Option<OpIdx>,
@@ -97,25 +101,21 @@ pub struct Driver<'a> {
 }
 
 /// What a visit of an op that wrote nothing read: the factor strategy, the directions
-/// and the shardings. A visit reading the same (same op, so same rule and mesh) would
-/// compute the same nothing, so it is skipped.
+/// and the shardings (as stamps). A visit reading the same (same op, so same rule and
+/// mesh) would compute the same nothing, so it is skipped.
 struct Quiet {
     strategy: Strategy,
     dirs: SmallVec<[Direction; 8]>,
-    shardings: Vec<Option<TensorSharding>>,
+    stamps: SmallVec<[Stamp; 4]>,
 }
 
+/// Where a slot's sharding is stored (the op holding it) and how many times it was
+/// written there: equal stamps, equal shardings.
+type Stamp = (Option<OpIdx>, u32);
+
 impl Quiet {
-    fn matches(
-        &self,
-        strategy: Strategy,
-        dirs: &[Direction],
-        all: &[Option<&TensorSharding>],
-    ) -> bool {
-        self.strategy == strategy
-            && self.dirs[..] == *dirs
-            && self.shardings.len() == all.len()
-            && self.shardings.iter().zip(all).all(|(a, b)| a.as_ref() == *b)
+    fn matches(&self, strategy: Strategy, dirs: &[Direction], stamps: &[Stamp]) -> bool {
+        self.strategy == strategy && self.dirs[..] == *dirs && self.stamps[..] == *stamps
     }
 }
 
@@ -156,9 +156,11 @@ impl<'a> Driver<'a> {
             created: FxHashSet::default(),
             quiet: Vec::new(),
             quiet_results: Default::default(),
+            versions: Vec::new(),
             conservative,
             group_of: FxHashMap::default(),
             groups: BTreeMap::new(),
+            kinds: Vec::new(),
             worklist: Vec::new(),
             in_list: Vec::new(),
             current: None,
@@ -167,6 +169,7 @@ impl<'a> Driver<'a> {
             phase: Phase::default(),
         };
         d.build_groups();
+        d.kinds = d.compute_kinds();
         d
     }
 
@@ -174,9 +177,9 @@ impl<'a> Driver<'a> {
     pub fn rebuild(&mut self) {
         self.g = Graph::build(self.m);
         self.rules.clear();
-        self.quiet.clear();
-        self.quiet_results.clear();
+        self.forget_quiet();
         self.created.clear();
+        self.kinds = self.compute_kinds();
         self.build_groups();
     }
 
@@ -378,6 +381,8 @@ impl<'a> Driver<'a> {
         }
         if inserted {
             self.rebuild();
+        } else {
+            self.forget_quiet();
         }
     }
 
@@ -428,9 +433,9 @@ impl<'a> Driver<'a> {
         owner.regions[last.0].blocks[last.1].ops.insert(index, op);
         self.g = Graph::build(self.m);
         self.rules.clear();
-        self.quiet.clear();
-        self.quiet_results.clear();
+        self.forget_quiet();
         self.created.clear();
+        self.kinds = self.compute_kinds();
         nv
     }
 
@@ -709,6 +714,7 @@ impl<'a> Driver<'a> {
     }
 
     fn set_slot(&mut self, s: Slot, sharding: TensorSharding) {
+        self.bump(self.storage(s));
         match s {
             Slot::Value(v) => self.g.set_sharding(self.m, v, sharding),
             Slot::FuncResult(f, i) => self.g.set_func_result_sharding(self.m, f, i, sharding),
@@ -728,6 +734,45 @@ impl<'a> Driver<'a> {
             Slot::FuncResult(..) => None,
             Slot::EdgeTarget(e) => self.g.nodes[e].results.first().copied(),
         }
+    }
+
+    /// Forgets every [`Quiet`] (the shardings were written behind the driver's back, or
+    /// the index changed).
+    pub fn forget_quiet(&mut self) {
+        self.quiet.clear();
+        self.quiet_results.clear();
+        self.versions.clear();
+    }
+
+    /// The op that stores the sharding of a slot ([`Driver::slot_ref`] reads it there).
+    fn storage(&self, s: Slot) -> Option<OpIdx> {
+        match s {
+            Slot::Value(v) => self.g.shardable_value(v).and_then(|sv| self.g.owner(sv)),
+            Slot::FuncResult(f, _) => Some(f),
+            Slot::EdgeTarget(e) => Some(e),
+        }
+    }
+
+    fn stamp(&self, s: Slot) -> Stamp {
+        let version = |o: OpIdx| self.versions.get(o).copied().unwrap_or(0);
+        let k = self.storage(s);
+        let mut n = k.map_or(0, version);
+        // A manual computation's edge targets are read through its own shardings.
+        if let Slot::EdgeTarget(e) = s {
+            if let Some(owner) = self.g.nodes[e].operands.first().and_then(|&v| self.g.owner(v)) {
+                n = n.wrapping_add(version(owner));
+            }
+        }
+        (k, n)
+    }
+
+    /// Records a write of a sharding stored on op `k`.
+    fn bump(&mut self, k: Option<OpIdx>) {
+        let Some(o) = k else { return };
+        if self.versions.len() <= o {
+            self.versions.resize(self.g.nodes.len().max(o + 1), 0);
+        }
+        self.versions[o] = self.versions[o].wrapping_add(1);
     }
 
     /// The common mesh of the shardings (`getCommonMeshName`).
@@ -811,15 +856,7 @@ impl<'a> Driver<'a> {
     ) -> bool {
         let n_o = operands.len();
         let slot = |i: usize| if i < n_o { operands[i] } else { results[i - n_o] };
-        let (writes, trace, quiet) = {
-            let sh: SmallVec<[Option<Cow<'_, TensorSharding>>; 4]> =
-                operands.iter().chain(results).map(|&s| self.slot_ref(s)).collect();
-            let all: SmallVec<[Option<&TensorSharding>; 4]> =
-                sh.iter().map(|s| s.as_deref()).collect();
-            let Some((mesh_ref, mesh)) = self.common_mesh_ref(&all) else { return false };
-            if mesh.axes.is_empty() && mesh.device_ids.len() == 1 {
-                return false;
-            }
+        let (writes, trace, quiet) = 'read: {
             // The part of the direction that does not depend on the factor, once per visit.
             let op_dir = match dir {
                 DirMode::Fn(df) => self.op_direction(op, df),
@@ -837,6 +874,11 @@ impl<'a> Driver<'a> {
                     }
                 })
                 .collect();
+            // Without a factor that may move, the step changes nothing: skip it before
+            // reading any sharding (a tracer still sees it).
+            if self.tracer.is_none() && dirs.iter().all(|&d| d == Direction::None) {
+                return false;
+            }
             // Calls that notify are the visits of op `op` (one call each, with its own
             // rule); the others are a function's result steps. A skipped step would trace
             // what the earlier one traced with the same projections, which tracers record
@@ -846,13 +888,34 @@ impl<'a> Driver<'a> {
                 (false, &[Slot::FuncResult(f, i)]) => Some(Memo::FuncResult(f, i)),
                 _ => None,
             };
+            let stamps: SmallVec<[Stamp; 4]> = match memo {
+                Some(_) => operands.iter().chain(results).map(|&s| self.stamp(s)).collect(),
+                None => SmallVec::new(),
+            };
             let last = match memo {
                 Some(Memo::Op(o)) => self.quiet.get(o).and_then(Option::as_ref),
                 Some(Memo::FuncResult(f, i)) => self.quiet_results.get(&(f, i)),
                 None => None,
             };
-            if last.is_some_and(|q| q.matches(strategy, &dirs, &all)) {
+            if last.is_some_and(|q| q.matches(strategy, &dirs, &stamps)) {
                 return false;
+            }
+            let quiet = |dirs| memo.map(|k| (k, Quiet { strategy, dirs, stamps }));
+            let sh: SmallVec<[Option<Cow<'_, TensorSharding>>; 4]> =
+                operands.iter().chain(results).map(|&s| self.slot_ref(s)).collect();
+            let all: SmallVec<[Option<&TensorSharding>; 4]> =
+                sh.iter().map(|s| s.as_deref()).collect();
+            // Without any axis there is nothing to propagate.
+            if self.tracer.is_none()
+                && all.iter().flatten().all(|s| s.dims.iter().all(|d| d.axes.is_empty()))
+            {
+                break 'read (Vec::new(), None, quiet(dirs));
+            }
+            let Some((mesh_ref, mesh)) = self.common_mesh_ref(&all) else {
+                break 'read (Vec::new(), None, quiet(dirs));
+            };
+            if mesh.axes.is_empty() && mesh.device_ids.len() == 1 {
+                break 'read (Vec::new(), None, quiet(dirs));
             }
             let mut proj = Projection::build_refs(&all[..n_o], &all[n_o..], rule, mesh, false);
             let before = match self.tracer.as_deref() {
@@ -893,11 +956,7 @@ impl<'a> Driver<'a> {
             }
             // The mesh is looked up again for the tracer after the writes.
             let trace = before.map(|b| (b, proj, mesh_ref.clone()));
-            let quiet = memo.filter(|_| writes.is_empty()).map(|k| {
-                let q =
-                    Quiet { strategy, dirs, shardings: all.iter().map(|s| s.cloned()).collect() };
-                (k, q)
-            });
+            let quiet = if writes.is_empty() { quiet(dirs) } else { None };
             (writes, trace, quiet)
         };
         match quiet {
@@ -978,6 +1037,7 @@ impl<'a> Driver<'a> {
             if member == v {
                 continue;
             }
+            self.bump(self.storage(Slot::Value(member)));
             self.g.set_sharding(self.m, member, new.clone());
             if let Some(t) = self.tracer.as_deref_mut() {
                 t.group_sync(&self.g, v, member, &new);
@@ -1078,9 +1138,10 @@ impl<'a> Driver<'a> {
             return Direction::Both;
         }
         let any_multi = self.g.nodes[op].operands.iter().any(|&v| {
-            let uses = self.g.live_uses(v).count();
-            let scalar = matches!(self.g.ty(self.m, v), ValueType::Ranked(ref d) if d.is_empty());
-            uses != 1 && !scalar
+            // The type is parsed only for values without exactly one use.
+            let mut uses = self.g.live_uses(v);
+            let one = uses.next().is_some() && uses.next().is_none();
+            !one && !matches!(self.g.ty(self.m, v), ValueType::Ranked(ref d) if d.is_empty())
         });
         if any_multi {
             Direction::None
@@ -1089,41 +1150,69 @@ impl<'a> Driver<'a> {
         }
     }
 
-    fn is_elementwise(&self, op: OpIdx) -> bool {
+    fn compute_kinds(&self) -> Vec<u8> {
+        (0..self.g.nodes.len()).map(|i| self.kind_of(i)).collect()
+    }
+
+    /// The [`kind`] flags of op `op`.
+    fn kind_of(&self, op: OpIdx) -> u8 {
         let n = &self.g.nodes[op];
+        let name = n.name.as_str();
         // Only `bitcast_convert` looks at the types: parse them for it alone.
-        if n.name != "stablehlo.bitcast_convert" {
-            return is_elementwise_op(&n.name, None, None);
+        let elementwise = if name == "stablehlo.bitcast_convert" {
+            let o = n.operands.first().map(|&v| self.g.ty(self.m, v));
+            let r = n.results.first().map(|&v| self.g.ty(self.m, v));
+            is_elementwise_op(name, o.as_ref(), r.as_ref())
+        } else {
+            is_elementwise_op(name, None, None)
+        };
+        let offload = name == "stablehlo.custom_call"
+            && (matches!(
+                str_attr(self.g.op(self.m, op).prop("call_target_name")).as_deref(),
+                Some("MoveToDevice" | "MoveToHost")
+            ) || self.is_offload_custom_call(op));
+        let by_uses = elementwise
+            || offload
+            || matches!(
+                name,
+                "stablehlo.reshape"
+                    | "stablehlo.transpose"
+                    | "sdy.data_flow_edge"
+                    | "sdy.func_data_flow_edge"
+            );
+        let mut k = 0;
+        if elementwise {
+            k |= kind::ELEMENTWISE;
         }
-        let o = n.operands.first().map(|&v| self.g.ty(self.m, v));
-        let r = n.results.first().map(|&v| self.g.ty(self.m, v));
-        is_elementwise_op(&n.name, o.as_ref(), r.as_ref())
+        if by_uses {
+            k |= kind::BY_USES;
+        } else if matches!(name, "stablehlo.dynamic_slice" | "stablehlo.dynamic_update_slice") {
+            k |= kind::FORWARD_BY_USES;
+        }
+        if name == "stablehlo.broadcast_in_dim" {
+            k |= kind::BROADCAST;
+        }
+        k
+    }
+
+    fn kind(&self, op: OpIdx) -> u8 {
+        self.kinds.get(op).copied().unwrap_or_else(|| self.kind_of(op))
+    }
+
+    fn is_elementwise(&self, op: OpIdx) -> bool {
+        self.kind(op) & kind::ELEMENTWISE != 0
     }
 
     fn heuristic(&self, level: usize, op: OpIdx, f: usize) -> Direction {
-        let name = self.g.nodes[op].name.as_str();
+        let k = self.kind(op);
+        let broadcast = k & kind::BROADCAST != 0;
         match level {
             0 | 1 => {
                 let multi = level == 1;
-                let offload = name == "stablehlo.custom_call"
-                    && matches!(
-                        str_attr(self.g.op(self.m, op).prop("call_target_name")).as_deref(),
-                        Some("MoveToDevice" | "MoveToHost")
-                    );
-                let offload = offload || self.is_offload_custom_call(op);
-                if self.is_elementwise(op)
-                    || offload
-                    || matches!(
-                        name,
-                        "stablehlo.reshape"
-                            | "stablehlo.transpose"
-                            | "sdy.data_flow_edge"
-                            | "sdy.func_data_flow_edge"
-                    )
-                {
+                if k & kind::BY_USES != 0 {
                     return self.dir_by_uses(op, multi);
                 }
-                if matches!(name, "stablehlo.dynamic_slice" | "stablehlo.dynamic_update_slice") {
+                if k & kind::FORWARD_BY_USES != 0 {
                     return self.dir_by_uses(op, multi).intersect(Direction::Forward);
                 }
                 Direction::None
@@ -1134,14 +1223,14 @@ impl<'a> Driver<'a> {
                         return Direction::None;
                     }
                 }
-                if name == "stablehlo.broadcast_in_dim" {
+                if broadcast {
                     Direction::Backward
                 } else {
                     Direction::Both
                 }
             }
             3 => {
-                if name == "stablehlo.broadcast_in_dim" {
+                if broadcast {
                     Direction::Backward
                 } else {
                     Direction::Both
@@ -1152,9 +1241,6 @@ impl<'a> Driver<'a> {
     }
 
     fn is_offload_custom_call(&self, op: OpIdx) -> bool {
-        if self.g.nodes[op].name != "stablehlo.custom_call" {
-            return false;
-        }
         let target = match self.g.nodes[op].origin.and_then(|o| self.by_origin.get(&o)) {
             Some(&id) => {
                 let info = self.model.op(id);
@@ -1208,6 +1294,16 @@ impl<'a> Driver<'a> {
             }
         }
     }
+}
+
+/// Flags of an op for the op-priority heuristics (levels 0 and 1 follow the uses of
+/// element-wise, offload, reshape, transpose and data-flow edge ops, forward only for
+/// dynamic slices; broadcasts propagate backward).
+mod kind {
+    pub const ELEMENTWISE: u8 = 1;
+    pub const BY_USES: u8 = 2;
+    pub const FORWARD_BY_USES: u8 = 4;
+    pub const BROADCAST: u8 = 8;
 }
 
 pub fn mesh_is_empty(m: &Mesh) -> bool {
