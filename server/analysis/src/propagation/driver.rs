@@ -19,6 +19,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 /// Once-flags of the registry's warnings (shared with `-sdy-populate-op-sharding-rules`).
 pub const ONCE_CUSTOM_CALL: &str = "sharding-rule-registry/unknown-custom-call";
@@ -77,9 +79,12 @@ pub struct Driver<'a> {
     by_origin: FxHashMap<u32, OpId>,
     /// `getOrCreateShardingRule` results: rules by op (`None` before the first
     /// lookup), shared (not copied) by every visit.
-    pub rules: Vec<Option<Option<std::sync::Arc<OpShardingRule>>>>,
+    pub rules: Vec<Option<Option<Arc<OpShardingRule>>>>,
     /// Ops whose rule was created (attached) during this pass.
     pub created: FxHashSet<OpIdx>,
+    /// The registry's rules by op description (hash of name and types): ops alike
+    /// share one rule.
+    shared: FxHashMap<u64, Vec<(OpDesc, Arc<OpShardingRule>)>>,
     /// By op: what its last visit that changed nothing read.
     quiet: Vec<Option<Quiet>>,
     /// The same for the steps between a function's returned values and its results.
@@ -154,6 +159,7 @@ impl<'a> Driver<'a> {
             by_origin,
             rules: Vec::new(),
             created: FxHashSet::default(),
+            shared: FxHashMap::default(),
             quiet: Vec::new(),
             quiet_results: Default::default(),
             versions: Vec::new(),
@@ -240,49 +246,68 @@ impl<'a> Driver<'a> {
 
     /// The rule of op `i` (`getOrCreateShardingRule`): its `sdy.sharding_rule`, else the
     /// registry's (remembered as attached).
-    pub fn rule(&mut self, i: OpIdx) -> Option<std::sync::Arc<OpShardingRule>> {
+    pub fn rule(&mut self, i: OpIdx) -> Option<Arc<OpShardingRule>> {
         if let Some(Some(r)) = self.rules.get(i) {
             return r.clone();
         }
         let op = self.g.op(self.m, i);
         let r = if let Some(Attr::Rule(pr)) = op.attr("sdy.sharding_rule") {
-            rule_from_print(pr)
+            rule_from_print(pr).map(Arc::new)
         } else {
-            let opts = RuleOptions { conservative: self.conservative };
-            let lookup = match self.g.nodes[i].origin.and_then(|o| self.by_origin.get(&o)) {
+            let desc = match self.g.nodes[i].origin.and_then(|o| self.by_origin.get(&o)) {
                 Some(&id) if self.model.op(id).name() == self.g.nodes[i].name => {
-                    rules::create_rule(&OpDesc::from_model(self.model, id, self.src), &opts)
+                    OpDesc::from_model(self.model, id, self.src)
                 }
-                _ => rules::create_rule(&self.op_desc_from_ir(i), &opts),
+                _ => self.op_desc_from_ir(i),
             };
-            match lookup {
-                RuleLookup::Created(r) | RuleLookup::Existing(r) => {
-                    self.created.insert(i);
-                    Some(r)
-                }
-                RuleLookup::Unknown(u) => {
-                    let key = match u {
-                        Unknown::CustomCall(_) => ONCE_CUSTOM_CALL,
-                        Unknown::Op(_) => ONCE_OP,
-                    };
-                    let (at, origin) = self.loc(i);
-                    self.warnings.push(Warning {
-                        once_key: Some(key),
-                        at,
-                        origin,
-                        message: u.message(),
-                    });
-                    None
-                }
-                RuleLookup::NoRule => None,
-            }
+            self.registry_rule(i, desc)
         };
-        let r = r.map(std::sync::Arc::new);
         if self.rules.len() <= i {
             self.rules.resize(self.g.nodes.len().max(i + 1), None);
         }
         self.rules[i] = Some(r.clone());
         r
+    }
+
+    /// The registry's rule of op `i` described by `desc`, shared with the ops alike.
+    fn registry_rule(&mut self, i: OpIdx, desc: OpDesc) -> Option<Arc<OpShardingRule>> {
+        let key = {
+            let mut h = rustc_hash::FxHasher::default();
+            desc.name.hash(&mut h);
+            for t in desc.operands.iter().chain(&desc.results) {
+                (&t.shape, &t.elem).hash(&mut h);
+            }
+            h.finish()
+        };
+        if let Some((_, r)) = self.shared.get(&key).and_then(|b| b.iter().find(|(d, _)| *d == desc))
+        {
+            self.created.insert(i);
+            return Some(r.clone());
+        }
+        let opts = RuleOptions { conservative: self.conservative };
+        match rules::create_rule(&desc, &opts) {
+            RuleLookup::Created(r) | RuleLookup::Existing(r) => {
+                self.created.insert(i);
+                let r = Arc::new(r);
+                self.shared.entry(key).or_default().push((desc, r.clone()));
+                Some(r)
+            }
+            RuleLookup::Unknown(u) => {
+                let key = match u {
+                    Unknown::CustomCall(_) => ONCE_CUSTOM_CALL,
+                    Unknown::Op(_) => ONCE_OP,
+                };
+                let (at, origin) = self.loc(i);
+                self.warnings.push(Warning {
+                    once_key: Some(key),
+                    at,
+                    origin,
+                    message: u.message(),
+                });
+                None
+            }
+            RuleLookup::NoRule => None,
+        }
     }
 
     /// Writes the attached rules (`keep`), or removes every non-custom rule.

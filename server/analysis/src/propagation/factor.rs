@@ -375,6 +375,17 @@ pub fn propagate_aggressive(
     if axes.iter().all(Vec::is_empty) {
         return up;
     }
+    // Only a factor whose axes are a strict prefix of its candidates can grow (see
+    // `propagated_factor_sharding`); a factor grows only by its own candidates.
+    let can_grow = |t: &TensorFactorShardings| {
+        t.factors
+            .iter()
+            .zip(&axes)
+            .any(|(fs, a)| fs.as_ref().is_some_and(|fs| is_strict_prefix(&fs.axes, a)))
+    };
+    if !p.tensors().any(can_grow) {
+        return up;
+    }
     let sources = factor_sources(p, factor_sizes, &axes);
     let mut order: Vec<usize> = (0..n).collect();
     let key = |f: usize| {

@@ -134,6 +134,9 @@ impl OpDesc {
         let text =
             src.get(info.start as usize..(info.start + info.node.len) as usize).unwrap_or("");
         let attrs = InherentAttrs::of_op(&info.node, text);
+        if !registry::reads_facts(&name) {
+            return OpDesc { name, operands, results, attrs, ..Default::default() };
+        }
         let def_of = |v: u32| match model.value(v).def {
             ValueDef::Result { op, .. } => Some(op),
             ValueDef::BlockArg { .. } => None,

@@ -158,6 +158,18 @@ pub fn reads_context(name: &str) -> bool {
     !(POINTWISE.contains(&name) || NO_RULE.contains(&name))
 }
 
+/// Whether the rule of an op named `name` may depend on its neighbouring ops
+/// ([`super::OpFacts`]).
+pub fn reads_facts(name: &str) -> bool {
+    matches!(
+        name,
+        "stablehlo.concatenate"
+            | "stablehlo.custom_call"
+            | "stablehlo.dynamic_update_slice"
+            | "stablehlo.scatter"
+    )
+}
+
 pub fn create(d: &OpDesc, opts: &RuleOptions) -> Registered {
     let name = d.name.as_str();
     if POINTWISE.contains(&name) {
