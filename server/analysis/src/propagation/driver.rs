@@ -112,6 +112,9 @@ struct Quiet {
     strategy: Strategy,
     dirs: SmallVec<[Direction; 8]>,
     stamps: SmallVec<[Stamp; 4]>,
+    /// Every factor had the same axes in all its tensors: no strategy and no direction
+    /// can change anything (only used without a tracer).
+    converged: bool,
 }
 
 /// Where a slot's sharding is stored (the op holding it) and how many times it was
@@ -120,7 +123,8 @@ type Stamp = (Option<OpIdx>, u32);
 
 impl Quiet {
     fn matches(&self, strategy: Strategy, dirs: &[Direction], stamps: &[Stamp]) -> bool {
-        self.strategy == strategy && self.dirs[..] == *dirs && self.stamps[..] == *stamps
+        self.stamps[..] == *stamps
+            && (self.converged || (self.strategy == strategy && self.dirs[..] == *dirs))
     }
 }
 
@@ -925,7 +929,8 @@ impl<'a> Driver<'a> {
             if last.is_some_and(|q| q.matches(strategy, &dirs, &stamps)) {
                 return false;
             }
-            let quiet = |dirs| memo.map(|k| (k, Quiet { strategy, dirs, stamps }));
+            let quiet =
+                |dirs, converged| memo.map(|k| (k, Quiet { strategy, dirs, stamps, converged }));
             let sh: SmallVec<[Option<Cow<'_, TensorSharding>>; 4]> =
                 operands.iter().chain(results).map(|&s| self.slot_ref(s)).collect();
             let all: SmallVec<[Option<&TensorSharding>; 4]> =
@@ -934,15 +939,16 @@ impl<'a> Driver<'a> {
             if self.tracer.is_none()
                 && all.iter().flatten().all(|s| s.dims.iter().all(|d| d.axes.is_empty()))
             {
-                break 'read (Vec::new(), None, quiet(dirs));
+                break 'read (Vec::new(), None, quiet(dirs, false));
             }
             let Some((mesh_ref, mesh)) = self.common_mesh_ref(&all) else {
-                break 'read (Vec::new(), None, quiet(dirs));
+                break 'read (Vec::new(), None, quiet(dirs, false));
             };
             if mesh.axes.is_empty() && mesh.device_ids.len() == 1 {
-                break 'read (Vec::new(), None, quiet(dirs));
+                break 'read (Vec::new(), None, quiet(dirs, false));
             }
             let mut proj = Projection::build_refs(&all[..n_o], &all[n_o..], rule, mesh, false);
+            let converged = self.tracer.is_none() && converged(&proj, rule.factor_sizes.len());
             let before = match self.tracer.as_deref() {
                 Some(t) if t.wants(&proj) => Some(proj.clone()),
                 _ => None,
@@ -981,7 +987,7 @@ impl<'a> Driver<'a> {
             }
             // The mesh is looked up again for the tracer after the writes.
             let trace = before.map(|b| (b, proj, mesh_ref.clone()));
-            let quiet = if writes.is_empty() { quiet(dirs) } else { None };
+            let quiet = if writes.is_empty() { quiet(dirs, converged) } else { None };
             (writes, trace, quiet)
         };
         match quiet {
@@ -1319,6 +1325,18 @@ impl<'a> Driver<'a> {
             }
         }
     }
+}
+
+/// Whether every factor has the same axes in all the tensors that have it: then the
+/// compatible axes of each factor are its axes, which no tensor can grow by.
+fn converged(p: &Projection, factors: usize) -> bool {
+    (0..factors).all(|f| {
+        let mut axes = p.tensors().filter_map(|t| t.factor(f)).map(|fs| &fs.axes);
+        match axes.next() {
+            Some(first) => axes.all(|a| a == first),
+            None => true,
+        }
+    })
 }
 
 /// Flags of an op for the op-priority heuristics (levels 0 and 1 follow the uses of
