@@ -13,7 +13,7 @@ use super::projection::Projection;
 use super::trace::{Step, Tracer};
 use crate::model::{Model, OpId};
 use crate::print::ir::{Attr, Module, Op, ValueId};
-use crate::print::sdy::{Mesh, MeshRef, TensorSharding};
+use crate::print::sdy::{AxisRef, Mesh, MeshRef, TensorSharding};
 use crate::rules::{self, OpDesc, OpShardingRule, RuleLookup, RuleOptions, Unknown};
 use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::SmallVec;
@@ -947,6 +947,11 @@ impl<'a> Driver<'a> {
             if mesh.axes.is_empty() && mesh.device_ids.len() == 1 {
                 break 'read (Vec::new(), None, quiet(dirs, false));
             }
+            // Converged without projecting: the common case of a neighbour's change that
+            // left this op's tensors in agreement.
+            if self.tracer.is_none() && dims_agree(rule, &all) {
+                break 'read (Vec::new(), None, quiet(dirs, true));
+            }
             let mut proj = Projection::build_refs(&all[..n_o], &all[n_o..], rule, mesh, false);
             let converged = self.tracer.is_none() && converged(&proj, rule.factor_sizes.len());
             let before = match self.tracer.as_deref() {
@@ -1337,6 +1342,36 @@ fn converged(p: &Projection, factors: usize) -> bool {
             None => true,
         }
     })
+}
+
+/// Whether every factor lies in the same dimension (same factors, same axes) of all the
+/// tensors that have it: their projections then give each factor the same axes in all
+/// of them (see [`converged`]).
+fn dims_agree(rule: &OpShardingRule, all: &[Option<&TensorSharding>]) -> bool {
+    if all.len() != rule.operands.len() + rule.results.len() {
+        return false;
+    }
+    // By factor: the factors and axes of the first dimension that has it.
+    type Dim<'a> = (&'a [usize], &'a [AxisRef]);
+    let mut first: SmallVec<[Option<Dim<'_>>; 8]> =
+        SmallVec::from_elem(None, rule.factor_sizes.len());
+    for (mapping, s) in rule.operands.iter().chain(&rule.results).zip(all) {
+        for (d, dim) in mapping.iter().enumerate() {
+            let axes: &[AxisRef] = s.and_then(|s| s.dims.get(d)).map_or(&[], |d| &d.axes);
+            for &f in dim {
+                match first.get_mut(f) {
+                    Some(Some((l, a))) => {
+                        if *l != dim.as_slice() || *a != axes {
+                            return false;
+                        }
+                    }
+                    Some(slot) => *slot = Some((dim.as_slice(), axes)),
+                    None => return false,
+                }
+            }
+        }
+    }
+    true
 }
 
 /// Flags of an op for the op-priority heuristics (levels 0 and 1 follow the uses of
