@@ -14,12 +14,14 @@ use super::trace::{Step, Tracer};
 use crate::model::{Model, OpId};
 use crate::print::ir::{Attr, Module, Op, ValueId};
 use crate::print::printer::print_op_at;
-use crate::print::sdy::{Mesh, MeshRef, TensorSharding};
+use crate::print::sdy::{AxisRef, Mesh, MeshRef, TensorSharding};
 use crate::rules::{self, OpDesc, OpShardingRule, RuleLookup, RuleOptions, Unknown};
 use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 /// Once-flags of the registry's warnings (shared with `-sdy-populate-op-sharding-rules`).
 pub const ONCE_CUSTOM_CALL: &str = "sharding-rule-registry/unknown-custom-call";
@@ -81,16 +83,23 @@ pub struct Driver<'a> {
     by_origin: FxHashMap<u32, OpId>,
     /// `getOrCreateShardingRule` results: rules by op (`None` before the first
     /// lookup), shared (not copied) by every visit.
-    pub rules: Vec<Option<Option<std::sync::Arc<OpShardingRule>>>>,
+    pub rules: Vec<Option<Option<Arc<OpShardingRule>>>>,
     /// Ops whose rule was created (attached) during this pass.
     pub created: FxHashSet<OpIdx>,
+    /// The registry's rules by op description (hash of name and types): ops alike
+    /// share one rule.
+    shared: FxHashMap<u64, Vec<(OpDesc, Arc<OpShardingRule>)>>,
     /// By op: what its last visit that changed nothing read.
     quiet: Vec<Option<Quiet>>,
     /// The same for the steps between a function's returned values and its results.
     quiet_results: FxHashMap<(OpIdx, usize), Quiet>,
+    /// By op: how many times a sharding stored on it was written (see [`Stamp`]).
+    versions: Vec<u32>,
     pub conservative: bool,
     pub group_of: FxHashMap<ValueId, i64>,
     pub groups: BTreeMap<i64, Vec<ValueId>>,
+    /// By op: its [`kind`] flags (from its name, types and target, fixed per index).
+    kinds: Vec<u8>,
     worklist: Vec<OpIdx>,
     in_list: Vec<bool>,
     current: Option<OpIdx>,
@@ -101,25 +110,25 @@ pub struct Driver<'a> {
 }
 
 /// What a visit of an op that wrote nothing read: the factor strategy, the directions
-/// and the shardings. A visit reading the same (same op, so same rule and mesh) would
-/// compute the same nothing, so it is skipped.
+/// and the shardings (as stamps). A visit reading the same (same op, so same rule and
+/// mesh) would compute the same nothing, so it is skipped.
 struct Quiet {
     strategy: Strategy,
     dirs: SmallVec<[Direction; 8]>,
-    shardings: Vec<Option<TensorSharding>>,
+    stamps: SmallVec<[Stamp; 4]>,
+    /// Every factor had the same axes in all its tensors: no strategy and no direction
+    /// can change anything (only used without a tracer).
+    converged: bool,
 }
 
+/// Where a slot's sharding is stored (the op holding it) and how many times it was
+/// written there: equal stamps, equal shardings.
+type Stamp = (Option<OpIdx>, u32);
+
 impl Quiet {
-    fn matches(
-        &self,
-        strategy: Strategy,
-        dirs: &[Direction],
-        all: &[Option<&TensorSharding>],
-    ) -> bool {
-        self.strategy == strategy
-            && self.dirs[..] == *dirs
-            && self.shardings.len() == all.len()
-            && self.shardings.iter().zip(all).all(|(a, b)| a.as_ref() == *b)
+    fn matches(&self, strategy: Strategy, dirs: &[Direction], stamps: &[Stamp]) -> bool {
+        self.stamps[..] == *stamps
+            && (self.converged || (self.strategy == strategy && self.dirs[..] == *dirs))
     }
 }
 
@@ -158,11 +167,14 @@ impl<'a> Driver<'a> {
             by_origin,
             rules: Vec::new(),
             created: FxHashSet::default(),
+            shared: FxHashMap::default(),
             quiet: Vec::new(),
             quiet_results: Default::default(),
+            versions: Vec::new(),
             conservative,
             group_of: FxHashMap::default(),
             groups: BTreeMap::new(),
+            kinds: Vec::new(),
             worklist: Vec::new(),
             in_list: Vec::new(),
             current: None,
@@ -171,6 +183,7 @@ impl<'a> Driver<'a> {
             phase: Phase::default(),
         };
         d.build_groups();
+        d.kinds = d.compute_kinds();
         d
     }
 
@@ -178,9 +191,9 @@ impl<'a> Driver<'a> {
     pub fn rebuild(&mut self) {
         self.g = Graph::build(self.m);
         self.rules.clear();
-        self.quiet.clear();
-        self.quiet_results.clear();
+        self.forget_quiet();
         self.created.clear();
+        self.kinds = self.compute_kinds();
         self.build_groups();
     }
 
@@ -241,53 +254,72 @@ impl<'a> Driver<'a> {
 
     /// The rule of op `i` (`getOrCreateShardingRule`): its `sdy.sharding_rule`, else the
     /// registry's (remembered as attached).
-    pub fn rule(&mut self, i: OpIdx) -> Option<std::sync::Arc<OpShardingRule>> {
+    pub fn rule(&mut self, i: OpIdx) -> Option<Arc<OpShardingRule>> {
         if let Some(Some(r)) = self.rules.get(i) {
             return r.clone();
         }
         let op = self.g.op(self.m, i);
         let r = if let Some(Attr::Rule(pr)) = op.attr("sdy.sharding_rule") {
-            rule_from_print(pr)
+            rule_from_print(pr).map(Arc::new)
         } else {
-            let opts = RuleOptions { conservative: self.conservative };
-            let lookup = match self.g.nodes[i].origin.and_then(|o| self.by_origin.get(&o)) {
+            let desc = match self.g.nodes[i].origin.and_then(|o| self.by_origin.get(&o)) {
                 Some(&id) if self.model.op(id).name() == self.g.nodes[i].name => {
-                    rules::create_rule(&OpDesc::from_model(self.model, id, self.src), &opts)
+                    OpDesc::from_model(self.model, id, self.src)
                 }
-                _ => rules::create_rule(&self.op_desc_from_ir(i), &opts),
+                _ => self.op_desc_from_ir(i),
             };
-            match lookup {
-                RuleLookup::Created(r) | RuleLookup::Existing(r) => {
-                    self.created.insert(i);
-                    Some(r)
-                }
-                RuleLookup::Unknown(u) => {
-                    let key = match u {
-                        Unknown::CustomCall(_) => ONCE_CUSTOM_CALL,
-                        Unknown::Op(_) => ONCE_OP,
-                    };
-                    let (at, origin) = self.loc(i);
-                    // Only the first warning of a kind is ever shown.
-                    let first = !self.warnings.iter().any(|w| w.once_key == Some(key));
-                    let op_text = origin.filter(|_| first).and_then(|o| print_op_at(self.m, o));
-                    self.warnings.push(Warning {
-                        once_key: Some(key),
-                        at,
-                        origin,
-                        message: u.message(),
-                        op_text,
-                    });
-                    None
-                }
-                RuleLookup::NoRule => None,
-            }
+            self.registry_rule(i, desc)
         };
-        let r = r.map(std::sync::Arc::new);
         if self.rules.len() <= i {
             self.rules.resize(self.g.nodes.len().max(i + 1), None);
         }
         self.rules[i] = Some(r.clone());
         r
+    }
+
+    /// The registry's rule of op `i` described by `desc`, shared with the ops alike.
+    fn registry_rule(&mut self, i: OpIdx, desc: OpDesc) -> Option<Arc<OpShardingRule>> {
+        let key = {
+            let mut h = rustc_hash::FxHasher::default();
+            desc.name.hash(&mut h);
+            for t in desc.operands.iter().chain(&desc.results) {
+                (&t.shape, &t.elem).hash(&mut h);
+            }
+            h.finish()
+        };
+        if let Some((_, r)) = self.shared.get(&key).and_then(|b| b.iter().find(|(d, _)| *d == desc))
+        {
+            self.created.insert(i);
+            return Some(r.clone());
+        }
+        let opts = RuleOptions { conservative: self.conservative };
+        match rules::create_rule(&desc, &opts) {
+            RuleLookup::Created(r) | RuleLookup::Existing(r) => {
+                self.created.insert(i);
+                let r = Arc::new(r);
+                self.shared.entry(key).or_default().push((desc, r.clone()));
+                Some(r)
+            }
+            RuleLookup::Unknown(u) => {
+                let key = match u {
+                    Unknown::CustomCall(_) => ONCE_CUSTOM_CALL,
+                    Unknown::Op(_) => ONCE_OP,
+                };
+                let (at, origin) = self.loc(i);
+                // Only the first warning of a kind is ever shown.
+                let first = !self.warnings.iter().any(|w| w.once_key == Some(key));
+                let op_text = origin.filter(|_| first).and_then(|o| print_op_at(self.m, o));
+                self.warnings.push(Warning {
+                    once_key: Some(key),
+                    at,
+                    origin,
+                    message: u.message(),
+                    op_text,
+                });
+                None
+            }
+            RuleLookup::NoRule => None,
+        }
     }
 
     /// Writes the attached rules (`keep`), or removes every non-custom rule.
@@ -388,6 +420,8 @@ impl<'a> Driver<'a> {
         }
         if inserted {
             self.rebuild();
+        } else {
+            self.forget_quiet();
         }
     }
 
@@ -438,9 +472,9 @@ impl<'a> Driver<'a> {
         owner.regions[last.0].blocks[last.1].ops.insert(index, op);
         self.g = Graph::build(self.m);
         self.rules.clear();
-        self.quiet.clear();
-        self.quiet_results.clear();
+        self.forget_quiet();
         self.created.clear();
+        self.kinds = self.compute_kinds();
         nv
     }
 
@@ -719,6 +753,7 @@ impl<'a> Driver<'a> {
     }
 
     fn set_slot(&mut self, s: Slot, sharding: TensorSharding) {
+        self.bump(self.storage(s));
         match s {
             Slot::Value(v) => self.g.set_sharding(self.m, v, sharding),
             Slot::FuncResult(f, i) => self.g.set_func_result_sharding(self.m, f, i, sharding),
@@ -738,6 +773,45 @@ impl<'a> Driver<'a> {
             Slot::FuncResult(..) => None,
             Slot::EdgeTarget(e) => self.g.nodes[e].results.first().copied(),
         }
+    }
+
+    /// Forgets every [`Quiet`] (the shardings were written behind the driver's back, or
+    /// the index changed).
+    pub fn forget_quiet(&mut self) {
+        self.quiet.clear();
+        self.quiet_results.clear();
+        self.versions.clear();
+    }
+
+    /// The op that stores the sharding of a slot ([`Driver::slot_ref`] reads it there).
+    fn storage(&self, s: Slot) -> Option<OpIdx> {
+        match s {
+            Slot::Value(v) => self.g.shardable_value(v).and_then(|sv| self.g.owner(sv)),
+            Slot::FuncResult(f, _) => Some(f),
+            Slot::EdgeTarget(e) => Some(e),
+        }
+    }
+
+    fn stamp(&self, s: Slot) -> Stamp {
+        let version = |o: OpIdx| self.versions.get(o).copied().unwrap_or(0);
+        let k = self.storage(s);
+        let mut n = k.map_or(0, version);
+        // A manual computation's edge targets are read through its own shardings.
+        if let Slot::EdgeTarget(e) = s {
+            if let Some(owner) = self.g.nodes[e].operands.first().and_then(|&v| self.g.owner(v)) {
+                n = n.wrapping_add(version(owner));
+            }
+        }
+        (k, n)
+    }
+
+    /// Records a write of a sharding stored on op `k`.
+    fn bump(&mut self, k: Option<OpIdx>) {
+        let Some(o) = k else { return };
+        if self.versions.len() <= o {
+            self.versions.resize(self.g.nodes.len().max(o + 1), 0);
+        }
+        self.versions[o] = self.versions[o].wrapping_add(1);
     }
 
     /// The common mesh of the shardings (`getCommonMeshName`).
@@ -821,15 +895,7 @@ impl<'a> Driver<'a> {
     ) -> bool {
         let n_o = operands.len();
         let slot = |i: usize| if i < n_o { operands[i] } else { results[i - n_o] };
-        let (writes, trace, quiet) = {
-            let sh: SmallVec<[Option<Cow<'_, TensorSharding>>; 4]> =
-                operands.iter().chain(results).map(|&s| self.slot_ref(s)).collect();
-            let all: SmallVec<[Option<&TensorSharding>; 4]> =
-                sh.iter().map(|s| s.as_deref()).collect();
-            let Some((mesh_ref, mesh)) = self.common_mesh_ref(&all) else { return false };
-            if mesh.axes.is_empty() && mesh.device_ids.len() == 1 {
-                return false;
-            }
+        let (writes, trace, quiet) = 'read: {
             // The part of the direction that does not depend on the factor, once per visit.
             let op_dir = match dir {
                 DirMode::Fn(df) => self.op_direction(op, df),
@@ -847,6 +913,11 @@ impl<'a> Driver<'a> {
                     }
                 })
                 .collect();
+            // Without a factor that may move, the step changes nothing: skip it before
+            // reading any sharding (a tracer still sees it).
+            if self.tracer.is_none() && dirs.iter().all(|&d| d == Direction::None) {
+                return false;
+            }
             // Calls that notify are the visits of op `op` (one call each, with its own
             // rule); the others are a function's result steps. A skipped step would trace
             // what the earlier one traced with the same projections, which tracers record
@@ -856,15 +927,43 @@ impl<'a> Driver<'a> {
                 (false, &[Slot::FuncResult(f, i)]) => Some(Memo::FuncResult(f, i)),
                 _ => None,
             };
+            let stamps: SmallVec<[Stamp; 4]> = match memo {
+                Some(_) => operands.iter().chain(results).map(|&s| self.stamp(s)).collect(),
+                None => SmallVec::new(),
+            };
             let last = match memo {
                 Some(Memo::Op(o)) => self.quiet.get(o).and_then(Option::as_ref),
                 Some(Memo::FuncResult(f, i)) => self.quiet_results.get(&(f, i)),
                 None => None,
             };
-            if last.is_some_and(|q| q.matches(strategy, &dirs, &all)) {
+            if last.is_some_and(|q| q.matches(strategy, &dirs, &stamps)) {
                 return false;
             }
+            let quiet =
+                |dirs, converged| memo.map(|k| (k, Quiet { strategy, dirs, stamps, converged }));
+            let sh: SmallVec<[Option<Cow<'_, TensorSharding>>; 4]> =
+                operands.iter().chain(results).map(|&s| self.slot_ref(s)).collect();
+            let all: SmallVec<[Option<&TensorSharding>; 4]> =
+                sh.iter().map(|s| s.as_deref()).collect();
+            // Without any axis there is nothing to propagate.
+            if self.tracer.is_none()
+                && all.iter().flatten().all(|s| s.dims.iter().all(|d| d.axes.is_empty()))
+            {
+                break 'read (Vec::new(), None, quiet(dirs, false));
+            }
+            let Some((mesh_ref, mesh)) = self.common_mesh_ref(&all) else {
+                break 'read (Vec::new(), None, quiet(dirs, false));
+            };
+            if mesh.axes.is_empty() && mesh.device_ids.len() == 1 {
+                break 'read (Vec::new(), None, quiet(dirs, false));
+            }
+            // Converged without projecting: the common case of a neighbour's change that
+            // left this op's tensors in agreement.
+            if self.tracer.is_none() && dims_agree(rule, &all) {
+                break 'read (Vec::new(), None, quiet(dirs, true));
+            }
             let mut proj = Projection::build_refs(&all[..n_o], &all[n_o..], rule, mesh, false);
+            let converged = self.tracer.is_none() && converged(&proj, rule.factor_sizes.len());
             let before = match self.tracer.as_deref() {
                 Some(t) if t.wants(&proj) => Some(proj.clone()),
                 _ => None,
@@ -903,11 +1002,7 @@ impl<'a> Driver<'a> {
             }
             // The mesh is looked up again for the tracer after the writes.
             let trace = before.map(|b| (b, proj, mesh_ref.clone()));
-            let quiet = memo.filter(|_| writes.is_empty()).map(|k| {
-                let q =
-                    Quiet { strategy, dirs, shardings: all.iter().map(|s| s.cloned()).collect() };
-                (k, q)
-            });
+            let quiet = if writes.is_empty() { quiet(dirs, converged) } else { None };
             (writes, trace, quiet)
         };
         match quiet {
@@ -988,6 +1083,7 @@ impl<'a> Driver<'a> {
             if member == v {
                 continue;
             }
+            self.bump(self.storage(Slot::Value(member)));
             self.g.set_sharding(self.m, member, new.clone());
             if let Some(t) = self.tracer.as_deref_mut() {
                 t.group_sync(&self.g, v, member, &new);
@@ -1088,9 +1184,10 @@ impl<'a> Driver<'a> {
             return Direction::Both;
         }
         let any_multi = self.g.nodes[op].operands.iter().any(|&v| {
-            let uses = self.g.live_uses(v).count();
-            let scalar = matches!(self.g.ty(self.m, v), ValueType::Ranked(ref d) if d.is_empty());
-            uses != 1 && !scalar
+            // The type is parsed only for values without exactly one use.
+            let mut uses = self.g.live_uses(v);
+            let one = uses.next().is_some() && uses.next().is_none();
+            !one && !matches!(self.g.ty(self.m, v), ValueType::Ranked(ref d) if d.is_empty())
         });
         if any_multi {
             Direction::None
@@ -1099,41 +1196,69 @@ impl<'a> Driver<'a> {
         }
     }
 
-    fn is_elementwise(&self, op: OpIdx) -> bool {
+    fn compute_kinds(&self) -> Vec<u8> {
+        (0..self.g.nodes.len()).map(|i| self.kind_of(i)).collect()
+    }
+
+    /// The [`kind`] flags of op `op`.
+    fn kind_of(&self, op: OpIdx) -> u8 {
         let n = &self.g.nodes[op];
+        let name = n.name.as_str();
         // Only `bitcast_convert` looks at the types: parse them for it alone.
-        if n.name != "stablehlo.bitcast_convert" {
-            return is_elementwise_op(&n.name, None, None);
+        let elementwise = if name == "stablehlo.bitcast_convert" {
+            let o = n.operands.first().map(|&v| self.g.ty(self.m, v));
+            let r = n.results.first().map(|&v| self.g.ty(self.m, v));
+            is_elementwise_op(name, o.as_ref(), r.as_ref())
+        } else {
+            is_elementwise_op(name, None, None)
+        };
+        let offload = name == "stablehlo.custom_call"
+            && (matches!(
+                str_attr(self.g.op(self.m, op).prop("call_target_name")).as_deref(),
+                Some("MoveToDevice" | "MoveToHost")
+            ) || self.is_offload_custom_call(op));
+        let by_uses = elementwise
+            || offload
+            || matches!(
+                name,
+                "stablehlo.reshape"
+                    | "stablehlo.transpose"
+                    | "sdy.data_flow_edge"
+                    | "sdy.func_data_flow_edge"
+            );
+        let mut k = 0;
+        if elementwise {
+            k |= kind::ELEMENTWISE;
         }
-        let o = n.operands.first().map(|&v| self.g.ty(self.m, v));
-        let r = n.results.first().map(|&v| self.g.ty(self.m, v));
-        is_elementwise_op(&n.name, o.as_ref(), r.as_ref())
+        if by_uses {
+            k |= kind::BY_USES;
+        } else if matches!(name, "stablehlo.dynamic_slice" | "stablehlo.dynamic_update_slice") {
+            k |= kind::FORWARD_BY_USES;
+        }
+        if name == "stablehlo.broadcast_in_dim" {
+            k |= kind::BROADCAST;
+        }
+        k
+    }
+
+    fn kind(&self, op: OpIdx) -> u8 {
+        self.kinds.get(op).copied().unwrap_or_else(|| self.kind_of(op))
+    }
+
+    fn is_elementwise(&self, op: OpIdx) -> bool {
+        self.kind(op) & kind::ELEMENTWISE != 0
     }
 
     fn heuristic(&self, level: usize, op: OpIdx, f: usize) -> Direction {
-        let name = self.g.nodes[op].name.as_str();
+        let k = self.kind(op);
+        let broadcast = k & kind::BROADCAST != 0;
         match level {
             0 | 1 => {
                 let multi = level == 1;
-                let offload = name == "stablehlo.custom_call"
-                    && matches!(
-                        str_attr(self.g.op(self.m, op).prop("call_target_name")).as_deref(),
-                        Some("MoveToDevice" | "MoveToHost")
-                    );
-                let offload = offload || self.is_offload_custom_call(op);
-                if self.is_elementwise(op)
-                    || offload
-                    || matches!(
-                        name,
-                        "stablehlo.reshape"
-                            | "stablehlo.transpose"
-                            | "sdy.data_flow_edge"
-                            | "sdy.func_data_flow_edge"
-                    )
-                {
+                if k & kind::BY_USES != 0 {
                     return self.dir_by_uses(op, multi);
                 }
-                if matches!(name, "stablehlo.dynamic_slice" | "stablehlo.dynamic_update_slice") {
+                if k & kind::FORWARD_BY_USES != 0 {
                     return self.dir_by_uses(op, multi).intersect(Direction::Forward);
                 }
                 Direction::None
@@ -1144,14 +1269,14 @@ impl<'a> Driver<'a> {
                         return Direction::None;
                     }
                 }
-                if name == "stablehlo.broadcast_in_dim" {
+                if broadcast {
                     Direction::Backward
                 } else {
                     Direction::Both
                 }
             }
             3 => {
-                if name == "stablehlo.broadcast_in_dim" {
+                if broadcast {
                     Direction::Backward
                 } else {
                     Direction::Both
@@ -1162,9 +1287,6 @@ impl<'a> Driver<'a> {
     }
 
     fn is_offload_custom_call(&self, op: OpIdx) -> bool {
-        if self.g.nodes[op].name != "stablehlo.custom_call" {
-            return false;
-        }
         let target = match self.g.nodes[op].origin.and_then(|o| self.by_origin.get(&o)) {
             Some(&id) => {
                 let info = self.model.op(id);
@@ -1218,6 +1340,58 @@ impl<'a> Driver<'a> {
             }
         }
     }
+}
+
+/// Whether every factor has the same axes in all the tensors that have it: then the
+/// compatible axes of each factor are its axes, which no tensor can grow by.
+fn converged(p: &Projection, factors: usize) -> bool {
+    (0..factors).all(|f| {
+        let mut axes = p.tensors().filter_map(|t| t.factor(f)).map(|fs| &fs.axes);
+        match axes.next() {
+            Some(first) => axes.all(|a| a == first),
+            None => true,
+        }
+    })
+}
+
+/// Whether every factor lies in the same dimension (same factors, same axes) of all the
+/// tensors that have it: their projections then give each factor the same axes in all
+/// of them (see [`converged`]).
+fn dims_agree(rule: &OpShardingRule, all: &[Option<&TensorSharding>]) -> bool {
+    if all.len() != rule.operands.len() + rule.results.len() {
+        return false;
+    }
+    // By factor: the factors and axes of the first dimension that has it.
+    type Dim<'a> = (&'a [usize], &'a [AxisRef]);
+    let mut first: SmallVec<[Option<Dim<'_>>; 8]> =
+        SmallVec::from_elem(None, rule.factor_sizes.len());
+    for (mapping, s) in rule.operands.iter().chain(&rule.results).zip(all) {
+        for (d, dim) in mapping.iter().enumerate() {
+            let axes: &[AxisRef] = s.and_then(|s| s.dims.get(d)).map_or(&[], |d| &d.axes);
+            for &f in dim {
+                match first.get_mut(f) {
+                    Some(Some((l, a))) => {
+                        if *l != dim.as_slice() || *a != axes {
+                            return false;
+                        }
+                    }
+                    Some(slot) => *slot = Some((dim.as_slice(), axes)),
+                    None => return false,
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Flags of an op for the op-priority heuristics (levels 0 and 1 follow the uses of
+/// element-wise, offload, reshape, transpose and data-flow edge ops, forward only for
+/// dynamic slices; broadcasts propagate backward).
+mod kind {
+    pub const ELEMENTWISE: u8 = 1;
+    pub const BY_USES: u8 = 2;
+    pub const FORWARD_BY_USES: u8 = 4;
+    pub const BROADCAST: u8 = 8;
 }
 
 pub fn mesh_is_empty(m: &Mesh) -> bool {

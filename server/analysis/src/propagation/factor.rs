@@ -71,46 +71,44 @@ impl Updated {
     }
 }
 
-/// Combines the running compatible axes `old` with a tensor's `new` axes.
+/// Combines the running compatible axes `acc` with a tensor's `new` axes, in place;
+/// returns whether later tensors may still extend them.
 fn compatible_major_axes_internal(
-    old: &[AxisRef],
+    acc: &mut Vec<AxisRef>,
     new: &[AxisRef],
     can_expand: bool,
-) -> (Vec<AxisRef>, bool) {
-    let mut result = Vec::with_capacity(old.len().max(new.len()));
-    let (mut oi, mut ni) = (0usize, 0usize);
-    while oi < old.len() && ni < new.len() {
-        let (o, n) = (&old[oi], &new[ni]);
-        oi += 1;
-        ni += 1;
+) -> bool {
+    let common = acc.len().min(new.len());
+    for k in 0..common {
+        let (o, n) = (&acc[k], &new[k]);
         if n.name != o.name {
-            return (result, false);
+            acc.truncate(k);
+            return false;
         }
         if n.sub == o.sub {
-            result.push(n.clone());
             continue;
         }
         if axis::prefix_of(n, o) {
-            if ni < new.len() {
-                result.push(n.clone());
-                return (result, false);
+            if k + 1 < new.len() {
+                acc[k] = n.clone();
+                acc.truncate(k + 1);
+                return false;
             }
-            result.push(o.clone());
         } else if axis::prefix_of(o, n) {
-            if !can_expand || oi < old.len() {
-                result.push(o.clone());
-                return (result, false);
+            if !can_expand || k + 1 < acc.len() {
+                acc.truncate(k + 1);
+                return false;
             }
-            result.push(n.clone());
+            acc[k] = n.clone();
         } else {
-            return (result, false);
+            acc.truncate(k);
+            return false;
         }
     }
-    result.extend_from_slice(&old[oi..]);
     if can_expand {
-        result.extend_from_slice(&new[ni..]);
+        acc.extend_from_slice(&new[common..]);
     }
-    (result, can_expand)
+    can_expand
 }
 
 /// The longest compatible prefix of axes of factor `f` across tensors, ignoring
@@ -126,9 +124,7 @@ pub fn compatible_major_axes(p: &Projection, f: usize, dir: Direction) -> Vec<Ax
     let fold = |tensors: &Vec<TensorFactorShardings>, result: &mut Vec<AxisRef>, ce: &mut bool| {
         for t in tensors {
             if let Some(fs) = t.factor(f) {
-                let (r, c) = compatible_major_axes_internal(result, &fs.axes, *ce);
-                *result = r;
-                *ce = c;
+                *ce = compatible_major_axes_internal(result, &fs.axes, *ce);
             }
         }
     };
@@ -377,6 +373,17 @@ pub fn propagate_aggressive(
     let n = factor_sizes.len();
     let axes: Vec<Vec<AxisRef>> = (0..n).map(|f| compatible_major_axes(p, f, dir(f))).collect();
     if axes.iter().all(Vec::is_empty) {
+        return up;
+    }
+    // Only a factor whose axes are a strict prefix of its candidates can grow (see
+    // `propagated_factor_sharding`); a factor grows only by its own candidates.
+    let can_grow = |t: &TensorFactorShardings| {
+        t.factors
+            .iter()
+            .zip(&axes)
+            .any(|(fs, a)| fs.as_ref().is_some_and(|fs| is_strict_prefix(&fs.axes, a)))
+    };
+    if !p.tensors().any(can_grow) {
         return up;
     }
     let sources = factor_sources(p, factor_sizes, &axes);

@@ -871,9 +871,26 @@ impl Graph {
         index: usize,
         s: TensorSharding,
     ) {
+        let n = self.nodes[owner].results.len();
+        // A list of the right length is updated in place.
+        let op = self.op_mut(m, owner);
+        if let Some(Attr::PerValue(l)) =
+            op.attrs.iter_mut().find(|a| a.name == "sdy.sharding").map(|a| &mut a.value)
+        {
+            if l.len() == n {
+                if let Some(slot) = l.get_mut(index) {
+                    *slot = s;
+                }
+                return;
+            }
+        }
         let results = self.nodes[owner].results.clone();
         let mut list = match per_value(self.op(m, owner).attr("sdy.sharding")) {
             Some(l) if l.len() == results.len() => l,
+            _ if results.len() == 1 && index == 0 => {
+                self.op_mut(m, owner).set_attr("sdy.sharding", Attr::PerValue(vec![s]));
+                return;
+            }
             _ => results.iter().map(|&r| open_sharding(&s.mesh, self.ty(m, r).rank())).collect(),
         };
         if index < list.len() {

@@ -60,6 +60,7 @@ pub fn initialize(d: &mut Driver<'_>) -> Vec<(i64, Vec<(Ref, TensorSharding)>)> 
         }
     }
     per_priority.sort_by_key(|(p, _)| *p);
+    d.forget_quiet();
     per_priority
 }
 
@@ -104,6 +105,7 @@ pub fn update_for_priority(d: &mut Driver<'_>, refs: &[(Ref, TensorSharding)], p
             Ref::FuncResult(f, i) => d.g.set_func_result_sharding(d.m, *f, *i, new),
         }
     }
+    d.forget_quiet();
 }
 
 fn collect_sites(d: &Driver<'_>) -> Vec<(Site, Option<ValueId>, TensorSharding)> {

@@ -123,13 +123,20 @@ impl OpDesc {
     pub fn from_model(model: &Model, id: OpId, src: &str) -> OpDesc {
         let info = model.op(id);
         let name = info.name().to_string();
-        let order = mlir_operand_order(&info.node);
         let (operand_types, result_types) = value_types(model, id);
         let operands = operand_types.into_iter().map(TensorType::from_type).collect();
         let results = result_types.into_iter().map(TensorType::from_type).collect();
+        // Re-lexing the attributes and collecting the facts is for rules that read them.
+        if !registry::reads_context(&name) {
+            return OpDesc { name, operands, results, ..Default::default() };
+        }
+        let order = mlir_operand_order(&info.node);
         let text =
             src.get(info.start as usize..(info.start + info.node.len) as usize).unwrap_or("");
         let attrs = InherentAttrs::of_op(&info.node, text);
+        if !registry::reads_facts(&name) {
+            return OpDesc { name, operands, results, attrs, ..Default::default() };
+        }
         let def_of = |v: u32| match model.value(v).def {
             ValueDef::Result { op, .. } => Some(op),
             ValueDef::BlockArg { .. } => None,

@@ -152,6 +152,24 @@ pub fn is_terminator(name: &str) -> bool {
 }
 
 /// The registry: the rule Shardy creates for the op described by `d`.
+/// Whether the rule of an op named `name` may depend on more than its name and types
+/// (attributes, neighbouring ops): not for point-wise ops and ops without a rule.
+pub fn reads_context(name: &str) -> bool {
+    !(POINTWISE.contains(&name) || NO_RULE.contains(&name))
+}
+
+/// Whether the rule of an op named `name` may depend on its neighbouring ops
+/// ([`super::OpFacts`]).
+pub fn reads_facts(name: &str) -> bool {
+    matches!(
+        name,
+        "stablehlo.concatenate"
+            | "stablehlo.custom_call"
+            | "stablehlo.dynamic_update_slice"
+            | "stablehlo.scatter"
+    )
+}
+
 pub fn create(d: &OpDesc, opts: &RuleOptions) -> Registered {
     let name = d.name.as_str();
     if POINTWISE.contains(&name) {
