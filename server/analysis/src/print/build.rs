@@ -8,16 +8,19 @@ use super::ir::*;
 use super::names::element_type;
 use super::sdy as s;
 use super::text::{normalize_tokens, Normalizer};
+use rustc_hash::FxHashMap as HashMap;
 use sdy_syntax::lexer::{self, TokenKind};
 use sdy_syntax::sdy::SdyAttr;
-use sdy_syntax::tree::{self, AliasValue, AttrKind, Chunk, Custom, SigForm, StmtKind, TypeKind};
+use sdy_syntax::tree::{
+    self, AliasValue, AttrKind, Chunk, Custom, SigForm, StmtKind, Str, TypeKind,
+};
 use sdy_syntax::Span;
-use std::collections::HashMap;
 use std::fmt::Write as _;
 
 /// Builds the module of a chunk (the chunk's lone `module` op, or an implicit one).
 pub fn build_module(src: &str, chunk: &Chunk) -> Module {
-    let mut b = Builder { src, values: Vec::new(), scopes: Vec::new(), aliases: HashMap::new() };
+    let mut b =
+        Builder { src, values: Vec::new(), scopes: Vec::new(), aliases: HashMap::default() };
     let base = chunk.span.start;
     for c in &chunk.top {
         if let Custom::Alias(def) = &c.op.custom {
@@ -38,7 +41,7 @@ pub fn build_module(src: &str, chunk: &Chunk) -> Module {
     let top = match explicit {
         Some(m) => b.op(&m.op, base + m.offset, Vec::new()),
         None => {
-            b.scopes.push(HashMap::new());
+            b.scopes.push(HashMap::default());
             let region = b.region_ops(&[&chunk.top], base, &[], Vec::new());
             b.scopes.pop();
             Op {
@@ -60,7 +63,7 @@ struct Builder<'s> {
     src: &'s str,
     values: Vec<ValueInfo>,
     /// Visible SSA names: `%x` -> (first value, number of values).
-    scopes: Vec<HashMap<String, (ValueId, u32)>>,
+    scopes: Vec<HashMap<Str, (ValueId, u32)>>,
     /// `#name` / `!name` -> (absolute start of the alias statement, its value).
     aliases: HashMap<String, (u32, AliasValue)>,
 }
@@ -156,7 +159,7 @@ impl Builder<'_> {
 
     fn define(&mut self, name: &str, first: ValueId, count: u32) {
         if let Some(s) = self.scopes.last_mut() {
-            s.insert(name.to_string(), (first, count));
+            s.insert(name.into(), (first, count));
         }
     }
 
@@ -415,7 +418,7 @@ impl Builder<'_> {
 
     /// A nested region of op `op` (at `base`), in a new scope.
     fn region(&mut self, r: &tree::Region, base: u32, entry_args: Vec<ValueId>) -> Region {
-        self.scopes.push(HashMap::new());
+        self.scopes.push(HashMap::default());
         let blocks: Vec<&[tree::Child]> = r.blocks.iter().map(|b| b.ops.as_slice()).collect();
         let decls: Vec<&[tree::BlockArg]> = r.blocks.iter().map(|b| b.args.as_slice()).collect();
         let region = self.region_ops(&blocks, base, &decls, entry_args);
@@ -477,7 +480,7 @@ impl Builder<'_> {
                     fn_attrs: h.fn_attrs.as_ref().map(|d| self.dict(d, abs)).unwrap_or_default(),
                 };
                 if let Some(r) = t.regions.first() {
-                    self.scopes.push(HashMap::new());
+                    self.scopes.push(HashMap::default());
                     let mut entry = Vec::new();
                     for (a, slot) in h.args.iter().zip(&info.args) {
                         let v = self.new_value(Some(slot.ty.clone()));
@@ -722,18 +725,18 @@ impl Builder<'_> {
                     }
                     match block_arg_at(t, k.start) {
                         Some((r, j)) => PieceKind::BlockArg(r, j),
-                        None => PieceKind::Text(tok_text.to_string()),
+                        None => PieceKind::Text(tok_text.into()),
                     }
                 }
                 TokenKind::HashId | TokenKind::BangId => match self.alias_text(tok_text) {
-                    Some(t) => PieceKind::Text(t),
-                    None => PieceKind::Text(tok_text.to_string()),
+                    Some(t) => PieceKind::Text(t.into()),
+                    None => PieceKind::Text(tok_text.into()),
                 },
                 TokenKind::BareId if tok_text == "cond" && op.name == "stablehlo.while" => {
                     push(&mut pieces, false, PieceKind::Newline);
-                    PieceKind::Text(tok_text.to_string())
+                    PieceKind::Text(tok_text.into())
                 }
-                _ => PieceKind::Text(tok_text.to_string()),
+                _ => PieceKind::Text(tok_text.into()),
             };
             let after_newline =
                 matches!(pieces.last(), Some(Piece { kind: PieceKind::Newline, .. }));
@@ -775,13 +778,12 @@ impl Builder<'_> {
                         format!("({}) -> {out}", ins.join(", "))
                     };
                     pieces.truncate(c + 1);
-                    pieces.push(Piece { space_before: true, kind: PieceKind::Text(sig) });
+                    pieces.push(Piece { space_before: true, kind: PieceKind::Text(sig.into()) });
                 }
             }
             if op.name == "stablehlo.after_all" && op.operands.is_empty() {
                 // `$inputs attr-dict : type` with no inputs leaves two spaces.
-                pieces
-                    .insert(c, Piece { space_before: true, kind: PieceKind::Text(String::new()) });
+                pieces.insert(c, Piece { space_before: true, kind: PieceKind::Text(Str::new()) });
             }
         }
         if !has_dict {
@@ -869,7 +871,7 @@ fn reduce_template(op: &mut Op, t: &mut Template, values: &[ValueInfo]) {
         return;
     };
     if reduce_is_compact(op, values) {
-        let inner = op.regions[0].blocks[0].ops[0].name.to_string();
+        let inner = op.regions[0].blocks[0].ops[0].name.clone();
         t.pieces.truncate(k);
         if let Some(a) = t.pieces.iter().position(|p| p.kind == PieceKind::Text("across".into())) {
             t.pieces.insert(a, Piece { space_before: true, kind: PieceKind::Text(inner) });
@@ -881,7 +883,7 @@ fn reduce_template(op: &mut Op, t: &mut Template, values: &[ValueInfo]) {
     t.pieces[k].space_before = true;
     t.pieces.insert(k, Piece { space_before: false, kind: PieceKind::Newline });
     if let Some(r) = t.pieces.iter().position(|p| matches!(p.kind, PieceKind::Region(_))) {
-        t.pieces.insert(r, Piece { space_before: true, kind: PieceKind::Text(String::new()) });
+        t.pieces.insert(r, Piece { space_before: true, kind: PieceKind::Text(Str::new()) });
     }
 }
 

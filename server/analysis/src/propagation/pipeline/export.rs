@@ -7,7 +7,7 @@ use super::super::irutil::*;
 use super::super::ops::purity;
 use crate::print::ir::{Attr, Module, Op, ValueId};
 use crate::print::sdy::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// `sdy-constant-or-scalar-merger`: identical constants (and broadcasts of the same
 /// scalar) in the same region with identical attributes are merged.
@@ -25,8 +25,8 @@ pub fn constant_or_scalar_merger(m: &mut Module) {
     let g = Graph::shared(m);
     // Candidates by (parent op, region, block, type); the first op of each key.
     type Place = (OpIdx, usize, usize, String);
-    let mut seen: HashMap<Place, Vec<(Key, OpIdx)>> = HashMap::new();
-    let mut replaced: HashMap<ValueId, ValueId> = HashMap::new();
+    let mut seen: HashMap<Place, Vec<(Key, OpIdx)>> = HashMap::default();
+    let mut replaced: HashMap<ValueId, ValueId> = HashMap::default();
     let mut dups: Vec<OpIdx> = Vec::new();
     for i in post_order(&g) {
         let n = &g.nodes[i];
@@ -37,9 +37,7 @@ pub fn constant_or_scalar_merger(m: &mut Module) {
         let key: Key = if matches!(n.name.as_str(), "sdy.constant" | "stablehlo.constant") {
             (op.props.clone(), op.attrs.clone(), ty.clone(), None)
         } else if n.name == "stablehlo.broadcast_in_dim"
-            && n.operands
-                .first()
-                .is_some_and(|&v| matches!(g.ty(m, v), ValueType::Ranked(ref d) if d.is_empty()))
+            && n.operands.first().is_some_and(|&v| ValueType::is_scalar_text(m.ty(v).unwrap_or("")))
         {
             let operand = n.operands[0];
             let operand = *replaced.get(&operand).unwrap_or(&operand);
@@ -719,7 +717,6 @@ fn all_reduces_for_reduction_factors(m: &mut Module, g: &Graph, i: OpIdx) {
         insert_at(m, &g3, At::After(idx), op);
         at = idx;
     }
-    let _ = HashMap::<u8, u8>::new();
 }
 
 /// The full version of explicit reshards on op `i`: operands and results whose
