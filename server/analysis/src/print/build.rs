@@ -15,7 +15,6 @@ use sdy_syntax::tree::{
     self, AliasValue, AttrKind, Chunk, Custom, SigForm, StmtKind, Str, TypeKind,
 };
 use sdy_syntax::Span;
-use std::fmt::Write as _;
 
 /// Builds the module of a chunk (the chunk's lone `module` op, or an implicit one).
 pub fn build_module(src: &str, chunk: &Chunk) -> Module {
@@ -151,6 +150,43 @@ pub fn is_elementwise(name: &str) -> bool {
     name.strip_prefix("stablehlo.").is_some_and(|n| ELEMENTWISE.contains(&n))
 }
 
+/// Appends `n` in decimal (what `{n}` prints, without the formatting machinery).
+fn push_int(out: &mut String, n: i64) {
+    if n < 0 {
+        out.push('-');
+    }
+    let mut digits = [0u8; 20];
+    let mut k = digits.len();
+    let mut x = n.unsigned_abs();
+    loop {
+        k -= 1;
+        digits[k] = b'0' + (x % 10) as u8;
+        x /= 10;
+        if x == 0 {
+            break;
+        }
+    }
+    out.extend(digits[k..].iter().map(|&d| d as char));
+}
+
+/// Where the written signature gives the type of an op's operand or result `i`.
+#[derive(Clone, Copy)]
+enum TypeSource<'a> {
+    No,
+    Each(&'a [String]),
+    All(&'a String),
+}
+
+impl<'a> TypeSource<'a> {
+    fn get(self, i: usize) -> Option<&'a String> {
+        match self {
+            TypeSource::No => None,
+            TypeSource::Each(l) => l.get(i),
+            TypeSource::All(t) => Some(t),
+        }
+    }
+}
+
 impl Builder<'_> {
     fn new_value(&mut self, ty: Option<String>) -> ValueId {
         self.values.push(ValueInfo { ty });
@@ -193,9 +229,7 @@ impl Builder<'_> {
                     Some(dims) => {
                         for d in dims {
                             match d {
-                                tree::Dim::Static(n) => {
-                                    let _ = write!(out, "{n}");
-                                }
+                                tree::Dim::Static(n) => push_int(&mut out, *n),
                                 tree::Dim::Dynamic => out.push('?'),
                             }
                             out.push('x');
@@ -403,7 +437,7 @@ impl Builder<'_> {
         }
         let mut out = Region::default();
         for ((ops, args), res) in blocks.iter().zip(block_args).zip(results) {
-            let mut block = Block { args, ops: Vec::new() };
+            let mut block = Block { args, ops: Vec::with_capacity(ops.len()) };
             for (c, r) in ops.iter().zip(res) {
                 if c.op.kind != StmtKind::Op {
                     continue;
@@ -619,43 +653,36 @@ impl Builder<'_> {
     /// Records the types of the op's results (and of operands whose type is unknown)
     /// from its written signature.
     fn set_types(&mut self, t: &tree::Op, op: &mut Op, abs: u32) {
+        if t.sig.form == SigForm::None {
+            return;
+        }
         let inputs: Vec<String> = t.sig.inputs.iter().map(|ty| self.ty(ty, abs)).collect();
         let outputs: Vec<String> = t.sig.outputs.iter().map(|ty| self.ty(ty, abs)).collect();
-        let (ins, outs): (Vec<Option<String>>, Vec<Option<String>>) = match t.sig.form {
-            SigForm::None => (vec![None; op.operands.len()], vec![None; op.results.len()]),
-            SigForm::Function => {
-                (inputs.into_iter().map(Some).collect(), outputs.into_iter().map(Some).collect())
+        let (n_ops, n_res) = (op.operands.len(), op.results.len());
+        use TypeSource::*;
+        let (ins, outs) = match t.sig.form {
+            SigForm::None => (No, No),
+            SigForm::Function => (Each(&inputs), Each(&outputs)),
+            SigForm::List if inputs.len() == 1 => (All(&inputs[0]), All(&inputs[0])),
+            SigForm::List if inputs.len() == n_res && n_res == n_ops => {
+                (Each(&inputs), Each(&inputs))
             }
-            SigForm::List => {
-                let n_res = op.results.len();
-                let n_ops = op.operands.len();
-                if inputs.len() == 1 {
-                    (vec![inputs.first().cloned(); n_ops], vec![inputs.first().cloned(); n_res])
-                } else if inputs.len() == n_res && n_res == n_ops {
-                    (
-                        inputs.iter().cloned().map(Some).collect(),
-                        inputs.into_iter().map(Some).collect(),
-                    )
-                } else if inputs.len() == n_res {
-                    (vec![None; n_ops], inputs.into_iter().map(Some).collect())
-                } else if inputs.len() == n_ops {
-                    (inputs.into_iter().map(Some).collect(), vec![None; n_res])
-                } else {
-                    (vec![None; n_ops], vec![None; n_res])
-                }
-            }
+            SigForm::List if inputs.len() == n_res => (No, Each(&inputs)),
+            SigForm::List if inputs.len() == n_ops => (Each(&inputs), No),
+            SigForm::List => (No, No),
         };
-        for (&v, ty) in op.results.iter().zip(outs) {
+        // Only values without a type take one (copied then).
+        for (i, &v) in op.results.iter().enumerate() {
             if let Some(info) = self.values.get_mut(v as usize) {
                 if info.ty.is_none() {
-                    info.ty = ty;
+                    info.ty = outs.get(i).cloned();
                 }
             }
         }
-        for (&v, ty) in op.operands.iter().zip(ins) {
+        for (i, &v) in op.operands.iter().enumerate() {
             if let Some(info) = self.values.get_mut(v as usize) {
                 if info.ty.is_none() {
-                    info.ty = ty;
+                    info.ty = ins.get(i).cloned();
                 }
             }
         }
@@ -678,7 +705,7 @@ impl Builder<'_> {
             }
         }
         let dict = t.attrs.as_ref().map(|d| d.span);
-        let mut pieces: Vec<Piece> = Vec::new();
+        let mut pieces: Vec<Piece> = Vec::with_capacity(toks.len() + 1);
         let start =
             toks.iter().position(|k| k.start == t.name.span.start).map_or(toks.len(), |i| i + 1);
         let mut prev_end = t.name.span.end;
@@ -1076,5 +1103,17 @@ pub fn collective_axes_key(name: &str) -> &'static str {
         "sdy.all_reduce" => "reduction_axes",
         "sdy.replicated_to_unreduced" => "axes",
         _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn push_int() {
+        for n in [0, 7, -7, 10, 128, -4096, i64::MAX, i64::MIN] {
+            let mut out = String::from("x");
+            super::push_int(&mut out, n);
+            assert_eq!(out, format!("x{n}"));
+        }
     }
 }
