@@ -634,31 +634,46 @@ fn split_region(m: &mut Module, path: &[(usize, usize, usize)], r: usize, cx: &m
         block.ops = ops;
     }
     // Erase the now unused constant ops (scalar expansions first, then constants in
-    // reverse), with their sharding group users.
-    let g = Graph::build_sub(m, path);
-    let mut at: Vec<Option<OpIdx>> = vec![None; erase_order.len()];
-    for i in 1..g.nodes.len() {
-        if let Some(Attr::Int { value, .. }) = g.op(m, i).attr("__split_id") {
+    // reverse), with their sharding group users. Two walks find them and their users
+    // in the edited region (an index of it would cost more than both).
+    let root = op_at_path(m, path);
+    let mut at: Vec<Option<(Path, &[ValueId])>> = vec![None; erase_order.len()];
+    let mut users: HashMap<ValueId, Vec<(Path, bool)>> = HashMap::default();
+    walk_paths(root, &mut Path::from(path), &mut |op, p| {
+        if p.len() == path.len() {
+            return;
+        }
+        if let Some(Attr::Int { value, .. }) = op.attr("__split_id") {
             if let Some(slot) = at.get_mut(*value as usize) {
-                *slot = Some(i);
+                for &r in &op.results {
+                    users.insert(r, Vec::new());
+                }
+                *slot = Some((p.clone(), &op.results));
             }
         }
-    }
-    let mut erased: HashSet<OpIdx> = HashSet::default();
-    for i in at.into_iter().flatten() {
-        let users: Vec<OpIdx> = g.nodes[i]
-            .results
+    });
+    walk_paths(root, &mut Path::from(path), &mut |op, p| {
+        for v in &op.operands {
+            if let Some(l) = users.get_mut(v) {
+                l.push((p.clone(), op.name == "sdy.sharding_group"));
+            }
+        }
+    });
+    let mut erased: HashSet<Path> = HashSet::default();
+    for (i, results) in at.into_iter().flatten() {
+        let live: Vec<&(Path, bool)> = results
             .iter()
-            .flat_map(|&r| g.live_uses(r).map(|(u, _)| u))
-            .filter(|u| !erased.contains(u))
+            .flat_map(|r| users.get(r).into_iter().flatten())
+            .filter(|(u, _)| !erased.contains(u))
             .collect();
-        if users.iter().any(|&u| g.nodes[u].name != "sdy.sharding_group") {
+        if live.iter().any(|(_, group)| !group) {
             continue;
         }
+        let live: Vec<Path> = live.into_iter().map(|(u, _)| u.clone()).collect();
         erased.insert(i);
-        erased.extend(users);
+        erased.extend(live);
     }
-    remove_ops(m, erased.iter().map(|&i| g.nodes[i].path.clone()));
+    remove_ops(m, erased);
     op_at_path_mut(m, path).walk_mut(&mut |op: &mut Op| {
         op.remove_attr("__split_id");
     });
@@ -671,6 +686,21 @@ fn owner_at(g: &Graph, path: &[(usize, usize, usize)]) -> OpIdx {
         i = g.nodes[i].children[r][b][k];
     }
     i
+}
+
+/// Visits `op` (at module path `path`) and every op nested in it, parents first, with
+/// their module paths.
+fn walk_paths<'a>(op: &'a Op, path: &mut Path, f: &mut impl FnMut(&'a Op, &Path)) {
+    f(op, path);
+    for (ri, r) in op.regions.iter().enumerate() {
+        for (bi, b) in r.blocks.iter().enumerate() {
+            for (oi, c) in b.ops.iter().enumerate() {
+                path.push((ri, bi, oi));
+                walk_paths(c, path, f);
+                path.pop();
+            }
+        }
+    }
 }
 
 /// The written index of the `k`-th operand in MLIR's order.
