@@ -265,9 +265,9 @@ fn reshape_op(rw: &mut Rewriter, x: ValueId, ty: &str) -> Op {
         pieces: vec![
             piece(PieceKind::Operand(0)),
             piece(PieceKind::Text(":".into())),
-            piece(PieceKind::Text(format!("({from})"))),
+            piece(PieceKind::Text(format!("({from})").into())),
             piece(PieceKind::Text("->".into())),
-            piece(PieceKind::Text(ty.to_string())),
+            piece(PieceKind::Text(ty.into())),
         ],
     };
     Op {

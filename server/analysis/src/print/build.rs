@@ -8,16 +8,18 @@ use super::ir::*;
 use super::names::element_type;
 use super::sdy as s;
 use super::text::{normalize_tokens, Normalizer};
+use rustc_hash::FxHashMap as HashMap;
 use sdy_syntax::lexer::{self, TokenKind};
 use sdy_syntax::sdy::SdyAttr;
-use sdy_syntax::tree::{self, AliasValue, AttrKind, Chunk, Custom, SigForm, StmtKind, TypeKind};
+use sdy_syntax::tree::{
+    self, AliasValue, AttrKind, Chunk, Custom, SigForm, StmtKind, Str, TypeKind,
+};
 use sdy_syntax::Span;
-use std::collections::HashMap;
-use std::fmt::Write as _;
 
 /// Builds the module of a chunk (the chunk's lone `module` op, or an implicit one).
 pub fn build_module(src: &str, chunk: &Chunk) -> Module {
-    let mut b = Builder { src, values: Vec::new(), scopes: Vec::new(), aliases: HashMap::new() };
+    let mut b =
+        Builder { src, values: Vec::new(), scopes: Vec::new(), aliases: HashMap::default() };
     let base = chunk.span.start;
     for c in &chunk.top {
         if let Custom::Alias(def) = &c.op.custom {
@@ -38,7 +40,7 @@ pub fn build_module(src: &str, chunk: &Chunk) -> Module {
     let top = match explicit {
         Some(m) => b.op(&m.op, base + m.offset, Vec::new()),
         None => {
-            b.scopes.push(HashMap::new());
+            b.scopes.push(HashMap::default());
             let region = b.region_ops(&[&chunk.top], base, &[], Vec::new());
             b.scopes.pop();
             Op {
@@ -60,7 +62,7 @@ struct Builder<'s> {
     src: &'s str,
     values: Vec<ValueInfo>,
     /// Visible SSA names: `%x` -> (first value, number of values).
-    scopes: Vec<HashMap<String, (ValueId, u32)>>,
+    scopes: Vec<HashMap<Str, (ValueId, u32)>>,
     /// `#name` / `!name` -> (absolute start of the alias statement, its value).
     aliases: HashMap<String, (u32, AliasValue)>,
 }
@@ -148,6 +150,43 @@ pub fn is_elementwise(name: &str) -> bool {
     name.strip_prefix("stablehlo.").is_some_and(|n| ELEMENTWISE.contains(&n))
 }
 
+/// Appends `n` in decimal (what `{n}` prints, without the formatting machinery).
+fn push_int(out: &mut String, n: i64) {
+    if n < 0 {
+        out.push('-');
+    }
+    let mut digits = [0u8; 20];
+    let mut k = digits.len();
+    let mut x = n.unsigned_abs();
+    loop {
+        k -= 1;
+        digits[k] = b'0' + (x % 10) as u8;
+        x /= 10;
+        if x == 0 {
+            break;
+        }
+    }
+    out.extend(digits[k..].iter().map(|&d| d as char));
+}
+
+/// Where the written signature gives the type of an op's operand or result `i`.
+#[derive(Clone, Copy)]
+enum TypeSource<'a> {
+    No,
+    Each(&'a [String]),
+    All(&'a String),
+}
+
+impl<'a> TypeSource<'a> {
+    fn get(self, i: usize) -> Option<&'a String> {
+        match self {
+            TypeSource::No => None,
+            TypeSource::Each(l) => l.get(i),
+            TypeSource::All(t) => Some(t),
+        }
+    }
+}
+
 impl Builder<'_> {
     fn new_value(&mut self, ty: Option<String>) -> ValueId {
         self.values.push(ValueInfo { ty });
@@ -156,7 +195,7 @@ impl Builder<'_> {
 
     fn define(&mut self, name: &str, first: ValueId, count: u32) {
         if let Some(s) = self.scopes.last_mut() {
-            s.insert(name.to_string(), (first, count));
+            s.insert(name.into(), (first, count));
         }
     }
 
@@ -190,9 +229,7 @@ impl Builder<'_> {
                     Some(dims) => {
                         for d in dims {
                             match d {
-                                tree::Dim::Static(n) => {
-                                    let _ = write!(out, "{n}");
-                                }
+                                tree::Dim::Static(n) => push_int(&mut out, *n),
                                 tree::Dim::Dynamic => out.push('?'),
                             }
                             out.push('x');
@@ -400,7 +437,7 @@ impl Builder<'_> {
         }
         let mut out = Region::default();
         for ((ops, args), res) in blocks.iter().zip(block_args).zip(results) {
-            let mut block = Block { args, ops: Vec::new() };
+            let mut block = Block { args, ops: Vec::with_capacity(ops.len()) };
             for (c, r) in ops.iter().zip(res) {
                 if c.op.kind != StmtKind::Op {
                     continue;
@@ -415,7 +452,7 @@ impl Builder<'_> {
 
     /// A nested region of op `op` (at `base`), in a new scope.
     fn region(&mut self, r: &tree::Region, base: u32, entry_args: Vec<ValueId>) -> Region {
-        self.scopes.push(HashMap::new());
+        self.scopes.push(HashMap::default());
         let blocks: Vec<&[tree::Child]> = r.blocks.iter().map(|b| b.ops.as_slice()).collect();
         let decls: Vec<&[tree::BlockArg]> = r.blocks.iter().map(|b| b.args.as_slice()).collect();
         let region = self.region_ops(&blocks, base, &decls, entry_args);
@@ -477,7 +514,7 @@ impl Builder<'_> {
                     fn_attrs: h.fn_attrs.as_ref().map(|d| self.dict(d, abs)).unwrap_or_default(),
                 };
                 if let Some(r) = t.regions.first() {
-                    self.scopes.push(HashMap::new());
+                    self.scopes.push(HashMap::default());
                     let mut entry = Vec::new();
                     for (a, slot) in h.args.iter().zip(&info.args) {
                         let v = self.new_value(Some(slot.ty.clone()));
@@ -616,43 +653,36 @@ impl Builder<'_> {
     /// Records the types of the op's results (and of operands whose type is unknown)
     /// from its written signature.
     fn set_types(&mut self, t: &tree::Op, op: &mut Op, abs: u32) {
+        if t.sig.form == SigForm::None {
+            return;
+        }
         let inputs: Vec<String> = t.sig.inputs.iter().map(|ty| self.ty(ty, abs)).collect();
         let outputs: Vec<String> = t.sig.outputs.iter().map(|ty| self.ty(ty, abs)).collect();
-        let (ins, outs): (Vec<Option<String>>, Vec<Option<String>>) = match t.sig.form {
-            SigForm::None => (vec![None; op.operands.len()], vec![None; op.results.len()]),
-            SigForm::Function => {
-                (inputs.into_iter().map(Some).collect(), outputs.into_iter().map(Some).collect())
+        let (n_ops, n_res) = (op.operands.len(), op.results.len());
+        use TypeSource::*;
+        let (ins, outs) = match t.sig.form {
+            SigForm::None => (No, No),
+            SigForm::Function => (Each(&inputs), Each(&outputs)),
+            SigForm::List if inputs.len() == 1 => (All(&inputs[0]), All(&inputs[0])),
+            SigForm::List if inputs.len() == n_res && n_res == n_ops => {
+                (Each(&inputs), Each(&inputs))
             }
-            SigForm::List => {
-                let n_res = op.results.len();
-                let n_ops = op.operands.len();
-                if inputs.len() == 1 {
-                    (vec![inputs.first().cloned(); n_ops], vec![inputs.first().cloned(); n_res])
-                } else if inputs.len() == n_res && n_res == n_ops {
-                    (
-                        inputs.iter().cloned().map(Some).collect(),
-                        inputs.into_iter().map(Some).collect(),
-                    )
-                } else if inputs.len() == n_res {
-                    (vec![None; n_ops], inputs.into_iter().map(Some).collect())
-                } else if inputs.len() == n_ops {
-                    (inputs.into_iter().map(Some).collect(), vec![None; n_res])
-                } else {
-                    (vec![None; n_ops], vec![None; n_res])
-                }
-            }
+            SigForm::List if inputs.len() == n_res => (No, Each(&inputs)),
+            SigForm::List if inputs.len() == n_ops => (Each(&inputs), No),
+            SigForm::List => (No, No),
         };
-        for (&v, ty) in op.results.iter().zip(outs) {
+        // Only values without a type take one (copied then).
+        for (i, &v) in op.results.iter().enumerate() {
             if let Some(info) = self.values.get_mut(v as usize) {
                 if info.ty.is_none() {
-                    info.ty = ty;
+                    info.ty = outs.get(i).cloned();
                 }
             }
         }
-        for (&v, ty) in op.operands.iter().zip(ins) {
+        for (i, &v) in op.operands.iter().enumerate() {
             if let Some(info) = self.values.get_mut(v as usize) {
                 if info.ty.is_none() {
-                    info.ty = ty;
+                    info.ty = ins.get(i).cloned();
                 }
             }
         }
@@ -675,7 +705,7 @@ impl Builder<'_> {
             }
         }
         let dict = t.attrs.as_ref().map(|d| d.span);
-        let mut pieces: Vec<Piece> = Vec::new();
+        let mut pieces: Vec<Piece> = Vec::with_capacity(toks.len() + 1);
         let start =
             toks.iter().position(|k| k.start == t.name.span.start).map_or(toks.len(), |i| i + 1);
         let mut prev_end = t.name.span.end;
@@ -722,18 +752,18 @@ impl Builder<'_> {
                     }
                     match block_arg_at(t, k.start) {
                         Some((r, j)) => PieceKind::BlockArg(r, j),
-                        None => PieceKind::Text(tok_text.to_string()),
+                        None => PieceKind::Text(tok_text.into()),
                     }
                 }
                 TokenKind::HashId | TokenKind::BangId => match self.alias_text(tok_text) {
-                    Some(t) => PieceKind::Text(t),
-                    None => PieceKind::Text(tok_text.to_string()),
+                    Some(t) => PieceKind::Text(t.into()),
+                    None => PieceKind::Text(tok_text.into()),
                 },
                 TokenKind::BareId if tok_text == "cond" && op.name == "stablehlo.while" => {
                     push(&mut pieces, false, PieceKind::Newline);
-                    PieceKind::Text(tok_text.to_string())
+                    PieceKind::Text(tok_text.into())
                 }
-                _ => PieceKind::Text(tok_text.to_string()),
+                _ => PieceKind::Text(tok_text.into()),
             };
             let after_newline =
                 matches!(pieces.last(), Some(Piece { kind: PieceKind::Newline, .. }));
@@ -775,13 +805,12 @@ impl Builder<'_> {
                         format!("({}) -> {out}", ins.join(", "))
                     };
                     pieces.truncate(c + 1);
-                    pieces.push(Piece { space_before: true, kind: PieceKind::Text(sig) });
+                    pieces.push(Piece { space_before: true, kind: PieceKind::Text(sig.into()) });
                 }
             }
             if op.name == "stablehlo.after_all" && op.operands.is_empty() {
                 // `$inputs attr-dict : type` with no inputs leaves two spaces.
-                pieces
-                    .insert(c, Piece { space_before: true, kind: PieceKind::Text(String::new()) });
+                pieces.insert(c, Piece { space_before: true, kind: PieceKind::Text(Str::new()) });
             }
         }
         if !has_dict {
@@ -869,7 +898,7 @@ fn reduce_template(op: &mut Op, t: &mut Template, values: &[ValueInfo]) {
         return;
     };
     if reduce_is_compact(op, values) {
-        let inner = op.regions[0].blocks[0].ops[0].name.to_string();
+        let inner = op.regions[0].blocks[0].ops[0].name.clone();
         t.pieces.truncate(k);
         if let Some(a) = t.pieces.iter().position(|p| p.kind == PieceKind::Text("across".into())) {
             t.pieces.insert(a, Piece { space_before: true, kind: PieceKind::Text(inner) });
@@ -881,7 +910,7 @@ fn reduce_template(op: &mut Op, t: &mut Template, values: &[ValueInfo]) {
     t.pieces[k].space_before = true;
     t.pieces.insert(k, Piece { space_before: false, kind: PieceKind::Newline });
     if let Some(r) = t.pieces.iter().position(|p| matches!(p.kind, PieceKind::Region(_))) {
-        t.pieces.insert(r, Piece { space_before: true, kind: PieceKind::Text(String::new()) });
+        t.pieces.insert(r, Piece { space_before: true, kind: PieceKind::Text(Str::new()) });
     }
 }
 
@@ -1074,5 +1103,17 @@ pub fn collective_axes_key(name: &str) -> &'static str {
         "sdy.all_reduce" => "reduction_axes",
         "sdy.replicated_to_unreduced" => "axes",
         _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn push_int() {
+        for n in [0, 7, -7, 10, 128, -4096, i64::MAX, i64::MIN] {
+            let mut out = String::from("x");
+            super::push_int(&mut out, n);
+            assert_eq!(out, format!("x{n}"));
+        }
     }
 }

@@ -117,8 +117,8 @@ pub struct Piece {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum PieceKind {
-    /// Literal text (already normalised).
-    Text(String),
+    /// Literal text (already normalised; short tokens stay inline, unallocated).
+    Text(Str),
     /// `op.operands[i]`
     Operand(usize),
     /// Argument `j` of the entry block of region `i`.

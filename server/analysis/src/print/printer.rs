@@ -226,7 +226,13 @@ impl Printer<'_> {
         self.out.push_str(&name);
         for p in &t.pieces {
             let text = match &p.kind {
-                PieceKind::Text(s) => s.clone(),
+                PieceKind::Text(s) => {
+                    if p.space_before {
+                        self.out.push(' ');
+                    }
+                    self.out.push_str(s);
+                    continue;
+                }
                 PieceKind::Operand(i) => {
                     op.operands.get(*i).map_or_else(String::new, |&v| self.use_of(v))
                 }

@@ -4,7 +4,7 @@
 use super::graph::*;
 use crate::print::ir::{Attr, Module, Op, ValueId};
 use crate::print::sdy::TensorSharding;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Ops in post-order (children before parents), not including the module.
 pub fn post_order(g: &Graph) -> Vec<OpIdx> {
@@ -126,7 +126,7 @@ pub fn add_data_flow_edges(m: &mut Module) {
 pub fn add_edges_for(m: &mut Module, work: Vec<(Vec<ValueId>, Vec<ValueId>)>) {
     let g = Graph::shared(m);
     let mut inserts: Vec<(InsertPoint, Op)> = Vec::new();
-    let mut replace: HashMap<ValueId, ValueId> = HashMap::new();
+    let mut replace: HashMap<ValueId, ValueId> = HashMap::default();
     for (args, results) in work {
         for owners in [args, results] {
             for &owner in owners.iter().rev() {
@@ -164,7 +164,7 @@ pub fn add_edges_for(m: &mut Module, work: Vec<(Vec<ValueId>, Vec<ValueId>)>) {
 /// Inserts ops at points of the current module (indices of its blocks as they are
 /// now); ops for the same point keep their order in `inserts`.
 pub fn insert_all(m: &mut Module, inserts: Vec<(InsertPoint, Op)>) {
-    let mut by_block: HashMap<(Path, usize, usize), Vec<(usize, Op)>> = HashMap::new();
+    let mut by_block: HashMap<(Path, usize, usize), Vec<(usize, Op)>> = HashMap::default();
     for ((parent, r, b, at), op) in inserts {
         by_block.entry((parent, r, b)).or_default().push((at, op));
     }

@@ -8,11 +8,11 @@ use super::axis;
 use crate::print::ir::{Attr, Module, Op, Syntax, ValueId};
 use crate::print::sdy::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
 use rustc_hash::FxHashMap;
+use rustc_hash::FxHashMap as HashMap;
 use sdy_syntax::tree::Str;
 use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 pub type OpIdx = usize;
@@ -86,6 +86,19 @@ impl ValueType {
         }
         ValueType::Ranked(dims)
     }
+    /// Whether `s` parses as a rank-0 tensor, without building the type.
+    pub fn is_scalar_text(s: &str) -> bool {
+        let s = s.trim();
+        if s.starts_with("tuple<") {
+            return false;
+        }
+        let Some(inner) = s.strip_prefix("tensor<").and_then(|r| r.strip_suffix('>')) else {
+            return false;
+        };
+        let digits = inner.bytes().take_while(u8::is_ascii_digit).count();
+        let static_dim = digits > 0 && inner.as_bytes().get(digits) == Some(&b'x');
+        !static_dim && !inner.starts_with("?x") && !inner.starts_with("*x")
+    }
     /// The static shape of a ranked tensor with no dynamic dimension.
     pub fn static_shape(&self) -> Option<Vec<i64>> {
         match self {
@@ -157,7 +170,7 @@ impl GraphCache {
         GraphCache {
             g: Graph::shared(m),
             values: m.values.len(),
-            marked: HashMap::new(),
+            marked: HashMap::default(),
             marker: None,
         }
     }
@@ -217,7 +230,7 @@ fn count_ops(op: &Op) -> (usize, usize) {
 /// shift of the block per op. Deeper blocks go first, so no removal moves an op whose
 /// path is still to be used.
 pub fn remove_ops(m: &mut Module, paths: impl IntoIterator<Item = Path>) {
-    let mut by_block: HashMap<(Path, usize, usize), Vec<usize>> = HashMap::new();
+    let mut by_block: HashMap<(Path, usize, usize), Vec<usize>> = HashMap::default();
     for p in paths {
         let Some((&(r, b, i), parent)) = p.split_last() else { continue };
         by_block.entry((Path::from(parent), r, b)).or_default().push(i);
@@ -258,9 +271,9 @@ pub fn op_at_path_mut<'m>(m: &'m mut Module, path: &[(usize, usize, usize)]) -> 
 /// `(%in0 init: %i0), (%in1 init: %i1)` for `(%in0, %in1, %i0, %i1)`.
 pub fn mlir_operands(op: &Op) -> Values {
     let n = op.operands.len();
-    if op.name == "stablehlo.reduce"
-        && matches!(op.syntax, Syntax::Custom(_))
+    if matches!(op.syntax, Syntax::Custom(_))
         && n.is_multiple_of(2)
+        && op.name == "stablehlo.reduce"
     {
         (0..n / 2)
             .map(|i| op.operands[2 * i])
@@ -470,7 +483,16 @@ impl Graph {
     }
 
     /// The slot of value `v` in `defs` (and the uses), growing it when needed.
+    #[inline]
     fn ensure(&mut self, v: ValueId) -> usize {
+        match v.checked_sub(self.base) {
+            Some(i) if (i as usize) < self.defs.len() => i as usize,
+            _ => self.grow_to(v),
+        }
+    }
+
+    #[cold]
+    fn grow_to(&mut self, v: ValueId) -> usize {
         if v < self.base {
             // Below the first id indexed (not met when sizing): shift everything up.
             let k = (self.base - v) as usize;
@@ -527,7 +549,7 @@ impl Graph {
             self.defs[s] = Some(Def::Result { op: idx, index: i });
         }
         self.nodes.push(Node {
-            path: path.clone(),
+            path: Path::from_slice(path),
             parent,
             name: op.name.clone(),
             operands,
@@ -1157,5 +1179,18 @@ mod tests {
         assert_eq!(ValueType::parse("tensor<4xi64, #enc>").static_shape(), Some(vec![4]));
         assert!(matches!(ValueType::parse("!stablehlo.token"), ValueType::Other(_)));
         assert!(matches!(ValueType::parse("tuple<tensor<f32>>"), ValueType::Tuple(_)));
+        for t in [
+            "tensor<f32>",
+            "tensor<8xf32>",
+            "tensor<?x2xf32>",
+            "tensor<*xf32>",
+            " tensor<i1> ",
+            "tuple<>",
+            "f32",
+            "tensor<xf32>",
+        ] {
+            let want = matches!(ValueType::parse(t), ValueType::Ranked(d) if d.is_empty());
+            assert_eq!(ValueType::is_scalar_text(t), want, "{t}");
+        }
     }
 }

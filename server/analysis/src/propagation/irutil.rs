@@ -7,7 +7,7 @@ use crate::print::ir::{
     Attr, Block, FuncInfo, FuncSlot, Module, Op, PieceKind, Region, Syntax, ValueId,
 };
 use crate::print::sdy::TensorSharding;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// The callee of a `func.call` (the `callee` property, or the `@sym` of its custom form).
 pub fn callee(op: &Op) -> Option<String> {
@@ -161,7 +161,7 @@ pub struct SymbolTable {
 
 impl SymbolTable {
     pub fn new(m: &Module) -> SymbolTable {
-        let mut names = HashSet::new();
+        let mut names = HashSet::default();
         for op in m.body() {
             if let Some(s) = func_sym(op) {
                 names.insert(s.to_string());

@@ -8,7 +8,7 @@ use super::import::{call_graph_post_order, func_arg_shardings, func_result_shard
 use crate::print::attr::NamedAttr;
 use crate::print::ir::{Attr, Module, Op, Region, Syntax, ValueId};
 use crate::print::sdy::TensorSharding;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// Paths of the `func.call` ops inside the op at `path`, in post-order.
 fn calls_in(m: &Module, g: &Graph, f: OpIdx) -> Vec<Path> {
@@ -39,7 +39,7 @@ fn clone_func_recursively(m: &mut Module, sym: &str, table: &mut SymbolTable) ->
     let idx = func_index(m, sym)?;
     let original = m.body()[idx].clone();
     let orig_name = original_func_name(&original)?;
-    let mut map = HashMap::new();
+    let mut map = HashMap::default();
     let mut clone = clone_op(m, &original, &mut map);
     set_fn_attr(&mut clone, "sdy.original_func_name", Attr::Str(orig_name.into_bytes()));
     // Calls inside the clone get clones of their callees (post-order).
@@ -105,7 +105,7 @@ pub fn flatten_call_graph(m: &mut Module) {
         .into_iter()
         .filter_map(|f| func_sym(g.op(m, f)).map(str::to_string))
         .collect();
-    let mut seen: HashSet<String> = HashSet::new();
+    let mut seen: HashSet<String> = HashSet::default();
     let mut table = SymbolTable::new(m);
     // Clones go to the end of the module and calls are only renamed, so the paths of
     // this index stay valid for the functions it lists.
@@ -132,7 +132,7 @@ pub fn import_func_calls(m: &mut Module) -> Vec<(Option<u32>, String)> {
         .into_iter()
         .filter_map(|f| func_sym(g.op(m, f)).map(str::to_string))
         .collect();
-    let mut moved: HashMap<String, Region> = HashMap::new();
+    let mut moved: HashMap<String, Option<Region>> = HashMap::default();
     let mut moved_order: Vec<String> = Vec::new();
     // A call is replaced in place (by an op at the same path), callees come first in
     // the order (their bodies have no calls left when they move into a caller), and an
@@ -148,18 +148,18 @@ pub fn import_func_calls(m: &mut Module) -> Vec<(Option<u32>, String)> {
             let call = op_at_path(m, &p).clone();
             let Some(c) = callee(&call) else { break };
             let Some(fidx) = func_index(m, &c) else { break };
-            let callee_op = m.body()[fidx].clone();
+            let callee_op = &m.body()[fidx];
             let mut props = vec![NamedAttr::new(
                 "name",
-                Attr::Str(original_func_name(&callee_op).unwrap_or(c.clone()).into_bytes()),
+                Attr::Str(original_func_name(callee_op).unwrap_or(c.clone()).into_bytes()),
             )];
-            if let Some(ins) = func_arg_shardings(m, &callee_op) {
+            if let Some(ins) = func_arg_shardings(m, callee_op) {
                 props.push(NamedAttr::new("in_shardings", Attr::PerValue(ins)));
             }
             if let Some(Attr::PerValue(outs)) = call.attr("sdy.sharding") {
                 props.push(NamedAttr::new("out_shardings", Attr::PerValue(outs.clone())));
             }
-            let region = if let Some(r) = moved.get(&c) {
+            let region = if let Some(Some(r)) = moved.get(&c) {
                 warnings.push((
                     call.origin,
                     format!("function @{c} has multiple call ops, we need to clone the function body for each call"),
@@ -168,11 +168,16 @@ pub fn import_func_calls(m: &mut Module) -> Vec<(Option<u32>, String)> {
                     regions: vec![r.clone()],
                     ..Op::pretty("builtin.module", vec![], vec![], vec![])
                 };
-                let mut map = HashMap::new();
+                let mut map = HashMap::default();
                 let cloned = clone_op(m, &holder, &mut map);
                 cloned.regions.into_iter().next().unwrap_or_default()
             } else {
-                let mut r = callee_op.regions.first().cloned().unwrap_or_default();
+                // The callee body is moved: the original function keeps an empty body.
+                let regions = std::mem::replace(
+                    &mut m.body_mut().expect("body")[fidx].regions,
+                    vec![Region::default()],
+                );
+                let mut r = regions.into_iter().next().unwrap_or_default();
                 if let Some(b) = r.blocks.first_mut() {
                     if let Some(last) = b.ops.last_mut() {
                         if last.name == "func.return" {
@@ -181,9 +186,10 @@ pub fn import_func_calls(m: &mut Module) -> Vec<(Option<u32>, String)> {
                         }
                     }
                 }
-                // The callee body is moved: the original function keeps an empty body.
-                m.body_mut().expect("body")[fidx].regions = vec![Region::default()];
-                moved.insert(c.clone(), r.clone());
+                // A copy only for a function called more than once (the calls of this
+                // index are all the calls there are).
+                let more_calls = g.callers.get(&c).is_some_and(|l| l.len() > 1);
+                moved.insert(c.clone(), more_calls.then(|| r.clone()));
                 moved_order.push(c.clone());
                 r
             };
@@ -263,9 +269,9 @@ fn shardings_from_edges(m: &Module, g: &Graph, owners: &[ValueId]) -> Option<Vec
 /// one rewiring walk; the edges are removed last to first).
 fn remove_data_flow_edges(m: &mut Module, values: &[ValueId]) {
     let g = Graph::shared(m);
-    let mut map: HashMap<ValueId, ValueId> = HashMap::new();
+    let mut map: HashMap<ValueId, ValueId> = HashMap::default();
     let mut paths: Vec<Path> = Vec::new();
-    let mut seen: HashSet<OpIdx> = HashSet::new();
+    let mut seen: HashSet<OpIdx> = HashSet::default();
     for &v in values {
         let Some((u, _)) = g.live_uses(v).next() else { continue };
         if g.nodes[u].name != "sdy.data_flow_edge" || !seen.insert(u) {
@@ -554,7 +560,7 @@ pub fn add_func_data_flow_edges(m: &mut Module) {
     }
     // Arguments: in order at the start of the entry block; results: in order after
     // the call. Track how many edges went to each insertion point.
-    let mut placed: HashMap<InsertPoint, usize> = HashMap::new();
+    let mut placed: HashMap<InsertPoint, usize> = HashMap::default();
     for (k, v) in work.into_iter().enumerate() {
         let g = Graph::shared(m);
         if g.ty(m, v).static_shape().is_none() {

@@ -5,9 +5,10 @@ use super::super::edges::{insertion_after, post_order, replace_all_uses_except};
 use super::super::graph::*;
 use super::super::irutil::*;
 use super::super::ops::purity;
+use crate::print::attr::NamedAttr;
 use crate::print::ir::{Attr, Module, Op, ValueId};
 use crate::print::sdy::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// `sdy-constant-or-scalar-merger`: identical constants (and broadcasts of the same
 /// scalar) in the same region with identical attributes are merged.
@@ -16,34 +17,28 @@ use std::collections::HashMap;
 /// values it defined are replaced at once (a use always comes after its definition in
 /// post-order, so broadcasts of merged scalars see the merged operand).
 pub fn constant_or_scalar_merger(m: &mut Module) {
-    type Key = (
-        Vec<crate::print::attr::NamedAttr>,
-        Vec<crate::print::attr::NamedAttr>,
-        String,
-        Option<ValueId>,
-    );
+    // Borrowed from the module: the attributes are compared, never copied.
+    type Key<'m> = (&'m [NamedAttr], &'m [NamedAttr], &'m str, Option<ValueId>);
     let g = Graph::shared(m);
     // Candidates by (parent op, region, block, type); the first op of each key.
-    type Place = (OpIdx, usize, usize, String);
-    let mut seen: HashMap<Place, Vec<(Key, OpIdx)>> = HashMap::new();
-    let mut replaced: HashMap<ValueId, ValueId> = HashMap::new();
+    type Place<'m> = (OpIdx, usize, usize, &'m str);
+    let mut seen: HashMap<Place, Vec<(Key, OpIdx)>> = HashMap::default();
+    let mut replaced: HashMap<ValueId, ValueId> = HashMap::default();
     let mut dups: Vec<OpIdx> = Vec::new();
     for i in post_order(&g) {
         let n = &g.nodes[i];
         let Some(parent) = n.parent else { continue };
         let Some(&(r, b, _)) = n.path.last() else { continue };
         let op = g.op(m, i);
-        let ty = n.results.first().map(|&v| m.ty(v).unwrap_or("").to_string()).unwrap_or_default();
+        let ty = n.results.first().map(|&v| m.ty(v).unwrap_or("")).unwrap_or_default();
         let key: Key = if matches!(n.name.as_str(), "sdy.constant" | "stablehlo.constant") {
-            (op.props.clone(), op.attrs.clone(), ty.clone(), None)
+            (&op.props, &op.attrs, ty, None)
         } else if n.name == "stablehlo.broadcast_in_dim"
-            && n.operands
-                .first()
-                .is_some_and(|&v| matches!(g.ty(m, v), ValueType::Ranked(ref d) if d.is_empty()))
+            && n.operands.first().is_some_and(|&v| ValueType::is_scalar_text(m.ty(v).unwrap_or("")))
         {
             let operand = n.operands[0];
             let operand = *replaced.get(&operand).unwrap_or(&operand);
-            (op.props.clone(), op.attrs.clone(), ty.clone(), Some(operand))
+            (&op.props, &op.attrs, ty, Some(operand))
         } else {
             continue;
         };
@@ -57,6 +52,7 @@ pub fn constant_or_scalar_merger(m: &mut Module) {
         }
         bucket.push((key, i));
     }
+    drop(seen);
     if dups.is_empty() {
         return;
     }
@@ -719,7 +715,6 @@ fn all_reduces_for_reduction_factors(m: &mut Module, g: &Graph, i: OpIdx) {
         insert_at(m, &g3, At::After(idx), op);
         at = idx;
     }
-    let _ = HashMap::<u8, u8>::new();
 }
 
 /// The full version of explicit reshards on op `i`: operands and results whose

@@ -8,7 +8,7 @@ use super::super::ops::{is_elementwise_op, purity};
 use crate::print::attr::NamedAttr;
 use crate::print::ir::{Attr, Module, Op, Syntax, ValueId};
 use crate::print::sdy::{AxisRef, Mesh, MeshRef, TensorSharding};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// `symbol-dce`: removes private functions nothing (live) refers to.
 pub fn symbol_dce(m: &mut Module) {
@@ -22,7 +22,7 @@ pub fn symbol_dce(m: &mut Module) {
     }
     loop {
         let body = m.body();
-        let mut live: HashSet<String> = HashSet::new();
+        let mut live: HashSet<String> = HashSet::default();
         let mut work: Vec<usize> = Vec::new();
         for (i, op) in body.iter().enumerate() {
             match func_sym(op) {
@@ -108,7 +108,7 @@ fn stablehlo_mesh_dict(mesh: &Mesh) -> Attr {
 /// `sdy.mesh` symbols and adds the `stablehlo.mesh` attribute to every mesh.
 pub fn lift_inlined_meshes(m: &mut Module) {
     let mut by_mesh: Vec<(Mesh, String)> = Vec::new();
-    let mut rename: HashMap<String, String> = HashMap::new();
+    let mut rename: HashMap<String, String> = HashMap::default();
     let mut last_mesh: Option<usize> = None;
     let body = std::mem::take(m.body_mut().expect("module body"));
     let mut kept = Vec::with_capacity(body.len());
@@ -176,7 +176,7 @@ pub fn lift_inlined_meshes(m: &mut Module) {
 }
 
 fn meshes(m: &Module) -> HashMap<String, Mesh> {
-    let mut out = HashMap::new();
+    let mut out = HashMap::default();
     for op in m.body() {
         if let (Some(Attr::Str(n)), Some(Attr::Mesh(mesh))) = (op.prop("sym_name"), op.prop("mesh"))
         {
@@ -398,7 +398,7 @@ pub fn axis_set_diff(a: &[AxisRef], b: &[AxisRef], mesh: &Mesh) -> Vec<AxisRef> 
 }
 
 fn is_scalar(m: &Module, v: ValueId) -> bool {
-    matches!(ValueType::parse(m.ty(v).unwrap_or("")), ValueType::Ranked(d) if d.is_empty())
+    ValueType::is_scalar_text(m.ty(v).unwrap_or(""))
 }
 
 /// `sdy-constant-or-scalar-splitter`.
@@ -420,8 +420,8 @@ pub fn constant_or_scalar_splitter(m: &mut Module) {
         .iter()
         .filter_map(|op| func_sym(op).map(|s| (s.to_string(), original_func_name(op))))
         .collect();
-    let mut non_const_named: HashSet<String> = HashSet::new();
-    let mut non_const_funcs: HashSet<String> = HashSet::new();
+    let mut non_const_named: HashSet<String> = HashSet::default();
+    let mut non_const_funcs: HashSet<String> = HashSet::default();
     // Splitting a region only changes ops inside it, so the paths of this index stay
     // valid for every region: named computations first (post-order), then the body.
     for f in order {
@@ -499,7 +499,7 @@ pub fn call_graph_post_order(m: &Module, g: &Graph) -> Vec<OpIdx> {
         }
         out
     };
-    let mut visited: HashSet<OpIdx> = HashSet::new();
+    let mut visited: HashSet<OpIdx> = HashSet::default();
     let mut post: Vec<OpIdx> = Vec::new();
     fn dfs(
         f: OpIdx,
@@ -555,11 +555,11 @@ fn split_region(m: &mut Module, path: &[(usize, usize, usize)], r: usize, cx: &m
         collect(&g, b, &mut walk);
     }
     let mut constant_ops: Vec<OpIdx> = Vec::new();
-    let mut constant_set: HashSet<OpIdx> = HashSet::new();
+    let mut constant_set: HashSet<OpIdx> = HashSet::default();
     let mut scalar_exp: Vec<OpIdx> = Vec::new();
-    let mut scalar_set: HashSet<OpIdx> = HashSet::new();
+    let mut scalar_set: HashSet<OpIdx> = HashSet::default();
     // Clones to insert right before an original op, in creation order.
-    let mut before: HashMap<OpIdx, Vec<Op>> = HashMap::new();
+    let mut before: HashMap<OpIdx, Vec<Op>> = HashMap::default();
     for &i in &walk {
         let n = &g.nodes[i];
         let name = n.name.as_str();
@@ -634,31 +634,46 @@ fn split_region(m: &mut Module, path: &[(usize, usize, usize)], r: usize, cx: &m
         block.ops = ops;
     }
     // Erase the now unused constant ops (scalar expansions first, then constants in
-    // reverse), with their sharding group users.
-    let g = Graph::build_sub(m, path);
-    let mut at: Vec<Option<OpIdx>> = vec![None; erase_order.len()];
-    for i in 1..g.nodes.len() {
-        if let Some(Attr::Int { value, .. }) = g.op(m, i).attr("__split_id") {
+    // reverse), with their sharding group users. Two walks find them and their users
+    // in the edited region (an index of it would cost more than both).
+    let root = op_at_path(m, path);
+    let mut at: Vec<Option<(Path, &[ValueId])>> = vec![None; erase_order.len()];
+    let mut users: HashMap<ValueId, Vec<(Path, bool)>> = HashMap::default();
+    walk_paths(root, &mut Path::from(path), &mut |op, p| {
+        if p.len() == path.len() {
+            return;
+        }
+        if let Some(Attr::Int { value, .. }) = op.attr("__split_id") {
             if let Some(slot) = at.get_mut(*value as usize) {
-                *slot = Some(i);
+                for &r in &op.results {
+                    users.insert(r, Vec::new());
+                }
+                *slot = Some((p.clone(), &op.results));
             }
         }
-    }
-    let mut erased: HashSet<OpIdx> = HashSet::new();
-    for i in at.into_iter().flatten() {
-        let users: Vec<OpIdx> = g.nodes[i]
-            .results
+    });
+    walk_paths(root, &mut Path::from(path), &mut |op, p| {
+        for v in &op.operands {
+            if let Some(l) = users.get_mut(v) {
+                l.push((p.clone(), op.name == "sdy.sharding_group"));
+            }
+        }
+    });
+    let mut erased: HashSet<Path> = HashSet::default();
+    for (i, results) in at.into_iter().flatten() {
+        let live: Vec<&(Path, bool)> = results
             .iter()
-            .flat_map(|&r| g.live_uses(r).map(|(u, _)| u))
-            .filter(|u| !erased.contains(u))
+            .flat_map(|r| users.get(r).into_iter().flatten())
+            .filter(|(u, _)| !erased.contains(u))
             .collect();
-        if users.iter().any(|&u| g.nodes[u].name != "sdy.sharding_group") {
+        if live.iter().any(|(_, group)| !group) {
             continue;
         }
+        let live: Vec<Path> = live.into_iter().map(|(u, _)| u.clone()).collect();
         erased.insert(i);
-        erased.extend(users);
+        erased.extend(live);
     }
-    remove_ops(m, erased.iter().map(|&i| g.nodes[i].path.clone()));
+    remove_ops(m, erased);
     op_at_path_mut(m, path).walk_mut(&mut |op: &mut Op| {
         op.remove_attr("__split_id");
     });
@@ -671,6 +686,21 @@ fn owner_at(g: &Graph, path: &[(usize, usize, usize)]) -> OpIdx {
         i = g.nodes[i].children[r][b][k];
     }
     i
+}
+
+/// Visits `op` (at module path `path`) and every op nested in it, parents first, with
+/// their module paths.
+fn walk_paths<'a>(op: &'a Op, path: &mut Path, f: &mut impl FnMut(&'a Op, &Path)) {
+    f(op, path);
+    for (ri, r) in op.regions.iter().enumerate() {
+        for (bi, b) in r.blocks.iter().enumerate() {
+            for (oi, c) in b.ops.iter().enumerate() {
+                path.push((ri, bi, oi));
+                walk_paths(c, path, f);
+                path.pop();
+            }
+        }
+    }
 }
 
 /// The written index of the `k`-th operand in MLIR's order.
@@ -720,6 +750,10 @@ fn constant_preserving(m: &Module, g: &Graph, i: OpIdx, cx: &Splitter<'_>) -> bo
     ) {
         return true;
     }
+    // Only `bitcast_convert` is told apart by its types.
+    if n.name != "stablehlo.bitcast_convert" {
+        return is_elementwise_op(&n.name, None, None);
+    }
     let o = n.operands.first().map(|&v| g.ty(m, v));
     let r = n.results.first().map(|&v| g.ty(m, v));
     is_elementwise_op(&n.name, o.as_ref(), r.as_ref())
@@ -736,7 +770,7 @@ fn clone_sub_computation(
     if is_scalar(m, v) {
         return v;
     }
-    let mut map: HashMap<ValueId, ValueId> = HashMap::new();
+    let mut map: HashMap<ValueId, ValueId> = HashMap::default();
     clone_rec(m, g, v, &mut map, before);
     *map.get(&v).unwrap_or(&v)
 }
@@ -782,8 +816,8 @@ pub fn add_edges(m: &mut Module) {
 pub fn sharding_group_import(m: &mut Module) -> Result<(), (Option<u32>, String)> {
     let g = Graph::shared(m);
     let mut tensor_groups: Vec<(ValueId, Vec<OpIdx>)> = Vec::new();
-    let mut group_manual: HashMap<i64, Option<OpIdx>> = HashMap::new();
-    let mut group_shape: HashMap<i64, ValueType> = HashMap::new();
+    let mut group_manual: HashMap<i64, Option<OpIdx>> = HashMap::default();
+    let mut group_shape: HashMap<i64, ValueType> = HashMap::default();
     let group_id = |i: OpIdx| -> i64 {
         match g.op(m, i).prop("group_id") {
             Some(Attr::Int { value, .. }) => *value as i64,
@@ -836,7 +870,7 @@ pub fn sharding_group_import(m: &mut Module) -> Result<(), (Option<u32>, String)
         return Ok(());
     }
     // Union-find over group ids.
-    let mut parent: HashMap<i64, i64> = HashMap::new();
+    let mut parent: HashMap<i64, i64> = HashMap::default();
     fn find(p: &mut HashMap<i64, i64>, x: i64) -> i64 {
         let mut r = x;
         while let Some(&q) = p.get(&r) {
@@ -861,7 +895,7 @@ pub fn sharding_group_import(m: &mut Module) -> Result<(), (Option<u32>, String)
     }
     let mut leaders: Vec<i64> = parent.keys().copied().collect::<Vec<_>>();
     leaders.sort_unstable();
-    let mut reindex: HashMap<i64, i64> = HashMap::new();
+    let mut reindex: HashMap<i64, i64> = HashMap::default();
     let mut next = 0;
     for &l in &leaders {
         if find(&mut parent, l) == l {
@@ -870,7 +904,7 @@ pub fn sharding_group_import(m: &mut Module) -> Result<(), (Option<u32>, String)
         }
     }
     let mut new_ids: Vec<(OpIdx, i64)> = Vec::new();
-    let mut per_group: HashMap<i64, Vec<(OpIdx, ValueId)>> = HashMap::new();
+    let mut per_group: HashMap<i64, Vec<(OpIdx, ValueId)>> = HashMap::default();
     for (v, ops) in &tensor_groups {
         for &o in ops {
             let leader = find(&mut parent, group_id(o));
@@ -881,7 +915,7 @@ pub fn sharding_group_import(m: &mut Module) -> Result<(), (Option<u32>, String)
     }
     let mut erase: Vec<OpIdx> = Vec::new();
     for ops in per_group.values() {
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         for &(o, v) in ops {
             if !seen.insert(v) {
                 erase.push(o);
