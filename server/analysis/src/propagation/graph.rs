@@ -186,11 +186,14 @@ impl GraphCache {
     fn index_markers(&mut self, m: &Module) {
         self.marked.clear();
         let Some(name) = self.marker else { return };
-        for i in 1..self.g.nodes.len() {
-            if let Some(Attr::Int { value, .. }) = self.g.op(m, i).attr(name) {
-                self.marked.insert(*value, i);
+        // The nodes are the module's ops in the order `walk` visits them.
+        let (marked, mut i) = (&mut self.marked, 0);
+        m.top.walk(&mut |op| {
+            if let (true, Some(Attr::Int { value, .. })) = (i > 0, op.attr(name)) {
+                marked.insert(*value, i);
             }
-        }
+            i += 1;
+        });
     }
 
     /// The index of `m` as it is now.
@@ -213,6 +216,12 @@ impl GraphCache {
     pub fn invalidate(&mut self) {
         self.values = usize::MAX;
     }
+}
+
+/// String equality, without comparing the bytes of a name shared with the op it was
+/// copied from.
+fn same_str(a: &str, b: &str) -> bool {
+    (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b
 }
 
 /// The number of ops in `op` (itself included) and of their operands.
@@ -420,18 +429,20 @@ impl Graph {
         let idx = *next;
         *next += 1;
         let Some(n) = self.nodes.get(idx) else { return false };
+        if n.parent != parent
+            || n.origin != op.origin
+            || n.results[..] != op.results[..]
+            || n.args.len() != op.regions.len()
+            || !same_str(&n.name, &op.name)
+        {
+            return false;
+        }
         let same_operands = if n.name == "stablehlo.reduce" {
             n.operands == mlir_operands(op)
         } else {
             n.operands[..] == op.operands[..]
         };
-        if n.parent != parent
-            || n.origin != op.origin
-            || n.name != op.name
-            || !same_operands
-            || n.results[..] != op.results[..]
-            || n.args.len() != op.regions.len()
-        {
+        if !same_operands {
             return false;
         }
         for (ri, r) in op.regions.iter().enumerate() {
