@@ -22,6 +22,10 @@ pub fn symbol_dce(m: &mut Module) {
     }
     loop {
         let body = m.body();
+        // Only private functions can go: without one, nothing to look for.
+        if !body.iter().any(|o| func_sym(o).is_some() && is_private(o)) {
+            return;
+        }
         let mut live: HashSet<String> = HashSet::default();
         let mut work: Vec<usize> = Vec::new();
         for (i, op) in body.iter().enumerate() {
