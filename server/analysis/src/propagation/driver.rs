@@ -89,6 +89,7 @@ pub struct Driver<'a> {
     /// The registry's rules by op description (hash of name and types): ops alike
     /// share one rule.
     shared: FxHashMap<u64, Vec<(OpDesc, Arc<OpShardingRule>)>>,
+    attr_cache: rules::AttrCache,
     /// By op: what its last visit that changed nothing read.
     quiet: Vec<Option<Quiet>>,
     /// The same for the steps between a function's returned values and its results.
@@ -168,6 +169,7 @@ impl<'a> Driver<'a> {
             rules: Vec::new(),
             created: FxHashSet::default(),
             shared: FxHashMap::default(),
+            attr_cache: Default::default(),
             quiet: Vec::new(),
             quiet_results: Default::default(),
             versions: Vec::new(),
@@ -264,7 +266,7 @@ impl<'a> Driver<'a> {
         } else {
             let desc = match self.g.nodes[i].origin.and_then(|o| self.by_origin.get(&o)) {
                 Some(&id) if self.model.op(id).name() == self.g.nodes[i].name => {
-                    OpDesc::from_model(self.model, id, self.src)
+                    OpDesc::from_model_cached(self.model, id, self.src, &mut self.attr_cache)
                 }
                 _ => self.op_desc_from_ir(i),
             };

@@ -121,6 +121,11 @@ impl OpDesc {
 
     /// The description of op `id` of `model` (`src`: the document text).
     pub fn from_model(model: &Model, id: OpId, src: &str) -> OpDesc {
+        OpDesc::from_model_cached(model, id, src, &mut AttrCache::default())
+    }
+
+    /// [`OpDesc::from_model`], reading the attributes of ops alike once (`cache`).
+    pub fn from_model_cached(model: &Model, id: OpId, src: &str, cache: &mut AttrCache) -> OpDesc {
         let info = model.op(id);
         let name = info.name().to_string();
         let (operand_types, result_types) = value_types(model, id);
@@ -133,7 +138,7 @@ impl OpDesc {
         let order = mlir_operand_order(&info.node);
         let text =
             src.get(info.start as usize..(info.start + info.node.len) as usize).unwrap_or("");
-        let attrs = InherentAttrs::of_op(&info.node, text);
+        let attrs = cache.of_op(&info.node, text);
         if !registry::reads_facts(&name) {
             return OpDesc { name, operands, results, attrs, ..Default::default() };
         }
@@ -170,6 +175,107 @@ impl OpDesc {
             facts: OpFacts { operands: operand_facts, result_users, scatter_reduction },
         }
     }
+}
+
+/// The inherent attributes of ops already read, by op text without SSA names and
+/// location: ops that differ only in those have the same attributes.
+#[derive(Default)]
+pub struct AttrCache {
+    by_text: rustc_hash::FxHashMap<String, InherentAttrs>,
+}
+
+impl AttrCache {
+    /// [`InherentAttrs::of_op`] (ops with regions or a custom call target in the
+    /// syntax tree are read every time).
+    pub fn of_op(&mut self, op: &sdy_syntax::tree::Op, text: &str) -> InherentAttrs {
+        if !op.regions.is_empty() || op.full_name() == "stablehlo.custom_call" {
+            return InherentAttrs::of_op(op, text);
+        }
+        let key = attrs_key(text);
+        if let Some(a) = self.by_text.get(&key) {
+            return a.clone();
+        }
+        let a = InherentAttrs::of_op(op, text);
+        self.by_text.insert(key, a.clone());
+        a
+    }
+}
+
+/// `text` with each `%name` outside string literals cut to `%` (`%r:2` to `%:2`) and
+/// without a trailing ` loc(...)`.
+fn attrs_key(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let (mut i, mut start, mut in_str) = (0usize, 0usize, false);
+    // Where the last ` loc(` outside strings starts, in `out` and in `text`.
+    let mut loc: Option<(usize, usize)> = None;
+    while i < b.len() {
+        let c = b[i];
+        i += 1;
+        if in_str {
+            match c {
+                b'\\' => i += 1,
+                b'"' => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            b'"' => in_str = true,
+            b'%' => {
+                out.push_str(&text[start..i]);
+                while i < b.len()
+                    && (b[i].is_ascii_alphanumeric() || matches!(b[i], b'_' | b'.' | b'$' | b'-'))
+                {
+                    i += 1;
+                }
+                start = i;
+            }
+            b'l' if i >= 2 && b[i - 2].is_ascii_whitespace() && b[i..].starts_with(b"oc(") => {
+                out.push_str(&text[start..i - 1]);
+                start = i - 1;
+                loc = Some((out.len(), i - 1));
+            }
+            _ => {}
+        }
+    }
+    out.push_str(&text[start.min(text.len())..]);
+    if let Some((at, t)) = loc {
+        if closes_at_end(&text[t..]) {
+            out.truncate(at);
+        }
+    }
+    out
+}
+
+/// Whether `loc(...)` in `text` is balanced and followed by nothing but whitespace.
+fn closes_at_end(text: &str) -> bool {
+    let b = text.as_bytes();
+    let (mut i, mut depth, mut in_str) = (0usize, 0i32, false);
+    while i < b.len() {
+        let c = b[i];
+        i += 1;
+        if in_str {
+            match c {
+                b'\\' => i += 1,
+                b'"' => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            b'"' => in_str = true,
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return text.get(i..).is_some_and(|r| r.trim().is_empty());
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// For each operand in MLIR's order, its index among the operands as written. They
@@ -377,5 +483,25 @@ pub fn rule_for(model: &Model, id: OpId, src: &str, opts: &RuleOptions) -> RuleL
         Some(Some(r)) => RuleLookup::Existing(r),
         Some(None) => RuleLookup::NoRule,
         None => create_rule(&OpDesc::from_model(model, id, src), opts),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::attrs_key;
+
+    #[test]
+    fn attrs_key_ignores_ssa_names_and_location_only() {
+        let a = r#"%1 = stablehlo.broadcast_in_dim %arg0, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32> loc(#loc5)"#;
+        let b = r#"%17 = stablehlo.broadcast_in_dim %3, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32> loc("f.py":3:1)"#;
+        let c = r#"%17 = stablehlo.broadcast_in_dim %3, dims = [0] : (tensor<4xf32>) -> tensor<4x2xf32>"#;
+        assert_eq!(attrs_key(a), attrs_key(b));
+        assert_ne!(attrs_key(a), attrs_key(c));
+        // Text that only looks like an SSA name or a location inside a string stays.
+        let d = r#"%0 = stablehlo.foo %1 {s = "%x loc(1)"}"#;
+        let e = r#"%0 = stablehlo.foo %1 {s = "%y loc(1)"}"#;
+        assert_ne!(attrs_key(d), attrs_key(e));
+        // A `loc(` that does not end the op is kept.
+        assert_ne!(attrs_key("%0 = x.y loc(a) {k = 1}"), attrs_key("%0 = x.y loc(a) {k = 2}"));
     }
 }
