@@ -118,7 +118,7 @@ struct Quiet {
     dirs: SmallVec<[Direction; 8]>,
     stamps: SmallVec<[Stamp; 4]>,
     /// Every factor had the same axes in all its tensors: no strategy and no direction
-    /// can change anything (only used without a tracer).
+    /// can change anything, and a tracer has nothing to record (see `Tracer`).
     converged: bool,
 }
 
@@ -947,10 +947,8 @@ impl<'a> Driver<'a> {
                 operands.iter().chain(results).map(|&s| self.slot_ref(s)).collect();
             let all: SmallVec<[Option<&TensorSharding>; 4]> =
                 sh.iter().map(|s| s.as_deref()).collect();
-            // Without any axis there is nothing to propagate.
-            if self.tracer.is_none()
-                && all.iter().flatten().all(|s| s.dims.iter().all(|d| d.axes.is_empty()))
-            {
+            // Without any axis there is nothing to propagate (nor to trace: see `Tracer`).
+            if all.iter().flatten().all(|s| s.dims.iter().all(|d| d.axes.is_empty())) {
                 break 'read (Vec::new(), None, quiet(dirs, false));
             }
             let Some((mesh_ref, mesh)) = self.common_mesh_ref(&all) else {
@@ -960,12 +958,12 @@ impl<'a> Driver<'a> {
                 break 'read (Vec::new(), None, quiet(dirs, false));
             }
             // Converged without projecting: the common case of a neighbour's change that
-            // left this op's tensors in agreement.
-            if self.tracer.is_none() && dims_agree(rule, &all) {
+            // left this op's tensors in agreement (nothing to trace either: see `Tracer`).
+            if dims_agree(rule, &all) {
                 break 'read (Vec::new(), None, quiet(dirs, true));
             }
             let mut proj = Projection::build_refs(&all[..n_o], &all[n_o..], rule, mesh, false);
-            let converged = self.tracer.is_none() && converged(&proj, rule.factor_sizes.len());
+            let converged = converged(&proj, rule.factor_sizes.len());
             let before = match self.tracer.as_deref() {
                 Some(t) if t.wants(&proj) => Some(proj.clone()),
                 _ => None,

@@ -31,6 +31,16 @@ pub struct Step<'e> {
     pub phase: Phase,
 }
 
+/// What a tracer may rely on. The driver does not report steps that cannot change a
+/// sharding and whose `before` projection either
+/// - has no axes at all (such a step is not [`Tracer::wants`]ed by a tracer that only
+///   looks at axes present before the step), or
+/// - is converged: every factor has the same axes in all the tensors that have it
+///   (the step then expands nothing, `after == before`, and no two tensors disagree).
+///
+/// nor repeats of an unchanged step with the same shardings. A step whose factors all
+/// have direction `None` is still reported: a tracer may find conflicts there.
+/// Tracers must therefore record nothing for unchanged steps of the kinds above.
 pub trait Tracer {
     /// Recovers the concrete tracer after the run.
     fn as_any(self: Box<Self>) -> Box<dyn std::any::Any>;
