@@ -21,6 +21,7 @@ use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
+use std::rc::Rc;
 use std::sync::Arc;
 
 /// Once-flags of the registry's warnings (shared with `-sdy-populate-op-sharding-rules`).
@@ -77,7 +78,8 @@ pub struct Failure {
 
 pub struct Driver<'a> {
     pub m: &'a mut Module,
-    pub g: Graph,
+    /// The pipeline's shared index ([`Graph::shared`]): equal to a fresh build.
+    pub g: Rc<Graph>,
     pub model: &'a Model,
     pub src: &'a str,
     by_origin: FxHashMap<u32, OpId>,
@@ -158,7 +160,7 @@ impl<'a> Driver<'a> {
         src: &'a str,
         conservative: bool,
     ) -> Driver<'a> {
-        let g = Graph::build(m);
+        let g = Graph::shared(m);
         let by_origin = model.ops.iter().enumerate().map(|(i, o)| (o.start, i as OpId)).collect();
         let mut d = Driver {
             m,
@@ -191,7 +193,7 @@ impl<'a> Driver<'a> {
 
     /// Rebuilds the index after the module's structure changed.
     pub fn rebuild(&mut self) {
-        self.g = Graph::build(self.m);
+        self.g = Graph::shared(self.m);
         self.rules.clear();
         self.forget_quiet();
         self.created.clear();
@@ -472,7 +474,7 @@ impl<'a> Driver<'a> {
         let (last, parent) = path.split_last().expect("non-root");
         let owner = op_at_path_mut(self.m, parent);
         owner.regions[last.0].blocks[last.1].ops.insert(index, op);
-        self.g = Graph::build(self.m);
+        self.g = Graph::shared(self.m);
         self.rules.clear();
         self.forget_quiet();
         self.created.clear();
@@ -559,7 +561,8 @@ impl<'a> Driver<'a> {
                     revisit.push(d);
                 }
             }
-            self.g.erased[x] = true;
+            // Copied on the first erasure only (the index is shared with the pipeline).
+            Rc::make_mut(&mut self.g).erased[x] = true;
         }
         for d in revisit {
             if !self.g.erased[d] {
