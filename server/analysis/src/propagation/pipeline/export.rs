@@ -384,6 +384,7 @@ fn sharding_bypassing_barriers(m: &Module, g: &Graph, mut v: ValueId) -> Option<
 /// not keep get an all-reduce; function calls get reshards to the callee's argument
 /// shardings; a dot may reshard its result instead of an operand.
 pub fn insert_explicit_reshards(m: &mut Module) {
+    let ms = super::import::meshes(m);
     // Mark every op with its post-order position per function; new ops are not marked.
     let g = Graph::shared(m);
     let mut order: Vec<i128> = Vec::new();
@@ -441,7 +442,7 @@ pub fn insert_explicit_reshards(m: &mut Module) {
             continue;
         }
         if name == "func.call" {
-            call_reshards(m, &mut cache, id);
+            call_reshards(m, &ms, &mut cache, id);
             continue;
         }
         // All-reduces for operands whose unreduced axes the first result drops.
@@ -519,13 +520,13 @@ fn edge_source_uses(g: &Graph, owner: ValueId) -> Vec<(OpIdx, usize)> {
 }
 
 /// Full-version reshards of a call's operands to the callee's argument shardings.
-fn call_reshards(m: &mut Module, cache: &mut GraphCache, id: i128) {
+fn call_reshards(m: &mut Module, ms: &HashMap<String, Mesh>, cache: &mut GraphCache, id: i128) {
     let Some(i) = cache.find(m, id) else { return };
     let g = cache.get(m);
     let Some(c) = callee(g.op(m, i)) else { return };
     let Some(&cf) = g.funcs.get(&c) else { return };
     let operands = g.nodes[i].operands.clone();
-    let targets = match super::import::func_arg_shardings(m, g.op(m, cf)) {
+    let targets = match super::import::func_arg_shardings(ms, g.op(m, cf)) {
         Some(l) => l,
         None => {
             let mesh = operands.iter().find_map(|&v| {
