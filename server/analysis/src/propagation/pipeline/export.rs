@@ -8,7 +8,8 @@ use super::super::ops::purity;
 use crate::print::attr::NamedAttr;
 use crate::print::ir::{Attr, Module, Op, ValueId};
 use crate::print::sdy::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHasher};
+use std::hash::{Hash, Hasher};
 
 /// `sdy-constant-or-scalar-merger`: identical constants (and broadcasts of the same
 /// scalar) in the same region with identical attributes are merged.
@@ -21,7 +22,8 @@ pub fn constant_or_scalar_merger(m: &mut Module) {
     type Key<'m> = (&'m [NamedAttr], &'m [NamedAttr], &'m str, Option<ValueId>);
     let g = Graph::shared(m);
     // Candidates by (parent op, region, block, type); the first op of each key.
-    type Place<'m> = (OpIdx, usize, usize, &'m str);
+    // With a fingerprint of the attributes: a block may hold thousands of constants.
+    type Place<'m> = (OpIdx, usize, usize, &'m str, u64);
     let mut seen: HashMap<Place, Vec<(Key, OpIdx)>> = HashMap::default();
     let mut replaced: HashMap<ValueId, ValueId> = HashMap::default();
     let mut dups: Vec<OpIdx> = Vec::new();
@@ -42,7 +44,7 @@ pub fn constant_or_scalar_merger(m: &mut Module) {
         } else {
             continue;
         };
-        let bucket = seen.entry((parent, r, b, ty)).or_default();
+        let bucket = seen.entry((parent, r, b, ty, fingerprint(key.0, key.1))).or_default();
         if let Some((_, first)) = bucket.iter().find(|(k, _)| *k == key) {
             for (f, t) in n.results.iter().zip(&g.nodes[*first].results) {
                 replaced.insert(*f, *t);
@@ -64,6 +66,27 @@ pub fn constant_or_scalar_merger(m: &mut Module) {
         }
     });
     remove_ops(m, dups.iter().map(|&i| g.nodes[i].path.clone()));
+}
+
+/// A hash of the text in `props` and `attrs`: equal attributes hash alike.
+fn fingerprint(props: &[NamedAttr], attrs: &[NamedAttr]) -> u64 {
+    fn go(a: &Attr, h: &mut FxHasher) {
+        match a {
+            Attr::Int { value, ty } => (value, ty).hash(h),
+            Attr::Float { text, ty } => (text, ty).hash(h),
+            Attr::Str(s) => s.hash(h),
+            Attr::Symbol(s) | Attr::Type(s) | Attr::Raw(s) => s.hash(h),
+            Attr::Array(v) => v.iter().for_each(|x| go(x, h)),
+            Attr::Dict(d) => d.iter().for_each(|x| go(&x.value, h)),
+            _ => {}
+        }
+    }
+    let mut h = FxHasher::default();
+    for a in props.iter().chain(attrs) {
+        a.name.hash(&mut h);
+        go(&a.value, &mut h);
+    }
+    h.finish()
 }
 
 /// `sdy-remove-sharding-groups`.
