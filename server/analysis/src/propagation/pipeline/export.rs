@@ -70,8 +70,27 @@ pub fn constant_or_scalar_merger(m: &mut Module) {
 
 /// A hash of the text in `props` and `attrs`: equal attributes hash alike.
 fn fingerprint(props: &[NamedAttr], attrs: &[NamedAttr]) -> u64 {
+    fn axes(v: &[AxisRef], h: &mut FxHasher) {
+        for a in v {
+            (a.name.as_str(), a.sub).hash(h);
+        }
+        v.len().hash(h);
+    }
+    fn sharding(s: &TensorSharding, h: &mut FxHasher) {
+        if let MeshRef::Symbol(m) = &s.mesh {
+            m.hash(h);
+        }
+        for d in &s.dims {
+            axes(&d.axes, h);
+            (d.open, d.priority).hash(h);
+        }
+        axes(&s.replicated, h);
+        axes(&s.unreduced, h);
+    }
     fn go(a: &Attr, h: &mut FxHasher) {
         match a {
+            Attr::Sharding(s) => sharding(s, h),
+            Attr::PerValue(v) => v.iter().for_each(|s| sharding(s, h)),
             Attr::Int { value, ty } => (value, ty).hash(h),
             Attr::Float { text, ty } => (text, ty).hash(h),
             Attr::Str(s) => s.hash(h),
@@ -690,7 +709,7 @@ fn common_mesh<'a>(
 fn all_reduces_for_reduction_factors(m: &mut Module, g: &Graph, i: OpIdx) {
     let n = &g.nodes[i];
     let Some(&r0) = n.results.first() else { return };
-    let Some(res_sharding) = g.sharding(m, r0) else { return };
+    let Some(res_sharding) = g.sharding_ref(m, r0) else { return };
     if res_sharding.unreduced.is_empty() {
         return;
     }
