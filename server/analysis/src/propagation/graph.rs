@@ -134,6 +134,8 @@ pub struct Graph {
     pub meshes: FxHashMap<String, Mesh>,
     /// The meshes in declaration order (name, mesh).
     pub mesh_list: Vec<(String, Mesh)>,
+    /// The `func.func`, `func.call` and `sdy.mesh` nodes, the ones symbols come from.
+    symbol_nodes: Vec<OpIdx>,
     /// The smallest value id indexed: `defs[0]` and the first uses are this value's (a
     /// sub-graph indexes only the ids its op touches, not the whole module's).
     base: ValueId,
@@ -364,7 +366,8 @@ impl Graph {
     /// may change them without changing the ops).
     fn collect_symbols(&self, m: &Module) -> Symbols {
         let mut s = Symbols::default();
-        for (i, n) in self.nodes.iter().enumerate() {
+        for &i in &self.symbol_nodes {
+            let n = &self.nodes[i];
             match n.name.as_str() {
                 "func.func" => {
                     if let Some(f) = op_at_path(m, &n.path).func() {
@@ -550,6 +553,9 @@ impl Graph {
     /// Indexes `op` (at `path`, which is restored before returning) and its regions.
     fn visit_at(&mut self, op: &Op, path: &mut Path, parent: Option<OpIdx>) -> OpIdx {
         let idx = self.nodes.len();
+        if matches!(op.name.as_str(), "func.func" | "func.call" | "sdy.mesh") {
+            self.symbol_nodes.push(idx);
+        }
         let operands = mlir_operands(op);
         for (i, &v) in operands.iter().enumerate() {
             self.ensure(v);

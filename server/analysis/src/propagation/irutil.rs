@@ -8,18 +8,28 @@ use crate::print::ir::{
 };
 use crate::print::sdy::TensorSharding;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::borrow::Cow;
 
 /// The callee of a `func.call` (the `callee` property, or the `@sym` of its custom form).
 pub fn callee(op: &Op) -> Option<String> {
+    callee_ref(op).map(Cow::into_owned)
+}
+
+/// [`callee`], borrowed unless the name has escapes.
+pub fn callee_ref(op: &Op) -> Option<Cow<'_, str>> {
     if let Some(Attr::Symbol(s)) = op.prop("callee") {
-        return Some(s.clone());
+        return Some(Cow::Borrowed(s));
     }
     if let Syntax::Custom(t) = &op.syntax {
         for p in &t.pieces {
             if let PieceKind::Text(s) = &p.kind {
                 if let Some(rest) = s.strip_prefix('@') {
                     let name = rest.trim_matches('"');
-                    return Some(crate::print::sdy::unescape(name));
+                    return Some(if name.contains('\\') {
+                        Cow::Owned(crate::print::sdy::unescape(name))
+                    } else {
+                        Cow::Borrowed(name)
+                    });
                 }
             }
         }

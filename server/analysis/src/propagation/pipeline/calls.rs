@@ -7,7 +7,7 @@ use super::super::irutil::*;
 use super::import::{call_graph_post_order, func_arg_shardings, func_result_shardings};
 use crate::print::attr::NamedAttr;
 use crate::print::ir::{Attr, Module, Op, Region, Syntax, ValueId};
-use crate::print::sdy::TensorSharding;
+use crate::print::sdy::{Mesh, TensorSharding};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// Paths of the `func.call` ops inside the op at `path`, in post-order.
@@ -127,6 +127,7 @@ pub fn flatten_call_graph(m: &mut Module) {
 /// the warnings (op origin, message) it emits.
 pub fn import_func_calls(m: &mut Module) -> Vec<(Option<u32>, String)> {
     let mut warnings = Vec::new();
+    let ms = super::import::meshes(m);
     let g = Graph::shared(m);
     let order: Vec<String> = call_graph_post_order(m, &g)
         .into_iter()
@@ -153,7 +154,7 @@ pub fn import_func_calls(m: &mut Module) -> Vec<(Option<u32>, String)> {
                 "name",
                 Attr::Str(original_func_name(callee_op).unwrap_or(c.clone()).into_bytes()),
             )];
-            if let Some(ins) = func_arg_shardings(m, callee_op) {
+            if let Some(ins) = func_arg_shardings(&ms, callee_op) {
                 props.push(NamedAttr::new("in_shardings", Attr::PerValue(ins)));
             }
             if let Some(Attr::PerValue(outs)) = call.attr("sdy.sharding") {
@@ -387,16 +388,48 @@ pub fn propagate_to_func_results(m: &mut Module) {
 
 type Key = (String, Option<Attr>, Option<Vec<TensorSharding>>, Option<Vec<TensorSharding>>);
 
-fn computation_key(m: &Module, f: &Op, ignore: bool) -> Key {
+fn computation_key(ms: &HashMap<String, Mesh>, f: &Op, ignore: bool) -> Key {
     let manual = f.func().and_then(|fi| {
         fi.fn_attrs.iter().find(|a| a.name == "sdy.manual_axes").map(|a| a.value.clone())
     });
     (
         original_func_name(f).unwrap_or_default(),
         manual,
-        if ignore { None } else { func_arg_shardings(m, f) },
-        if ignore { None } else { func_result_shardings(m, f) },
+        if ignore { None } else { func_arg_shardings(ms, f) },
+        if ignore { None } else { func_result_shardings(ms, f) },
     )
+}
+
+/// Distinct computation keys, each function's computed once (keys only grow).
+struct Keys<'m> {
+    body: &'m [Op],
+    ms: &'m HashMap<String, Mesh>,
+    ignore: bool,
+    keys: Vec<Key>,
+    of_func: HashMap<usize, usize>,
+}
+
+impl<'m> Keys<'m> {
+    fn new(body: &'m [Op], ms: &'m HashMap<String, Mesh>, ignore: bool) -> Self {
+        Keys { body, ms, ignore, keys: Vec::new(), of_func: HashMap::default() }
+    }
+
+    /// The index of the key of the function at body index `fi`.
+    fn id(&mut self, fi: usize) -> usize {
+        if let Some(&k) = self.of_func.get(&fi) {
+            return k;
+        }
+        let key = computation_key(self.ms, &self.body[fi], self.ignore);
+        let k = match self.keys.iter().position(|x| *x == key) {
+            Some(k) => k,
+            None => {
+                self.keys.push(key);
+                self.keys.len() - 1
+            }
+        };
+        self.of_func.insert(fi, k);
+        k
+    }
 }
 
 /// `sdy-unflatten-call-graph`.
@@ -408,57 +441,53 @@ pub fn unflatten_call_graph(m: &mut Module, dedup_fully: bool) {
             call_paths.push(g.nodes[i].path.clone());
         }
     }
+    let ms = super::import::meshes(m);
+    let body = m.body();
+    // The first function of each name, as `func_index` finds it.
+    let mut by_name: HashMap<&str, usize> = HashMap::default();
+    for (i, o) in body.iter().enumerate() {
+        if let Some(s) = func_sym(o) {
+            by_name.entry(s).or_insert(i);
+        }
+    }
     // The callee of the call at `p` (borrowed: a copy would copy its body).
-    let func_of = |m: &Module, p: &[(usize, usize, usize)]| -> Option<usize> {
-        func_index(m, &callee(op_at_path(m, p))?)
+    let func_of = |p: &[(usize, usize, usize)]| -> Option<usize> {
+        by_name.get(callee_ref(op_at_path(m, p))?.as_ref()).copied()
     };
-    let mut cache: Vec<(Key, String)> = Vec::new();
-    for p in &call_paths {
-        let Some(fi) = func_of(m, p) else { continue };
-        let f = &m.body()[fi];
-        let key = computation_key(m, f, dedup_fully);
-        if !cache.iter().any(|(k, _)| *k == key) {
-            cache.push((key, func_sym(f).unwrap_or("").to_string()));
+    let callees: Vec<Option<usize>> = call_paths.iter().map(|p| func_of(p)).collect();
+    // Per cache key, the function its calls go to.
+    let mut cache = Keys::new(body, &ms, dedup_fully);
+    let mut target: Vec<&str> = Vec::new();
+    for &fi in callees.iter().flatten() {
+        if cache.id(fi) == target.len() {
+            target.push(func_sym(&body[fi]).unwrap_or(""));
         }
     }
     if dedup_fully {
-        let mut counts: Vec<(Key, i64)> = Vec::new();
-        for p in &call_paths {
-            let Some(fi) = func_of(m, p) else { continue };
-            let f = &m.body()[fi];
-            let cache_key = computation_key(m, f, true);
-            let func_key = computation_key(m, f, false);
-            let c = match counts.iter_mut().find(|(k, _)| *k == func_key) {
-                Some((_, c)) => {
-                    *c += 1;
-                    *c
-                }
-                None => {
-                    counts.push((func_key.clone(), 1));
-                    1
-                }
-            };
-            if let Some(entry) = cache.iter_mut().find(|(k, _)| *k == cache_key) {
-                let cached_key =
-                    func_index(m, &entry.1).map(|i| computation_key(m, &m.body()[i], false));
-                let cached_count = cached_key
-                    .and_then(|ck| counts.iter().find(|(k, _)| *k == ck).map(|x| x.1))
-                    .unwrap_or(0);
-                if c > cached_count {
-                    entry.1 = func_sym(f).unwrap_or("").to_string();
-                }
+        let mut funcs = Keys::new(body, &ms, false);
+        let mut counts: Vec<i64> = Vec::new();
+        for &fi in callees.iter().flatten() {
+            let k = funcs.id(fi);
+            counts.resize(funcs.keys.len(), 0);
+            counts[k] += 1;
+            let c = counts[k];
+            let slot = cache.id(fi);
+            let cached_count = by_name.get(target[slot]).map_or(0, |&i| {
+                let ck = funcs.id(i);
+                counts.get(ck).copied().unwrap_or(0)
+            });
+            if c > cached_count {
+                target[slot] = func_sym(&body[fi]).unwrap_or("");
             }
         }
     }
-    for p in &call_paths {
-        let Some(fi) = func_of(m, p) else { continue };
-        let key = computation_key(m, &m.body()[fi], dedup_fully);
-        if let Some((_, name)) = cache.iter().find(|(k, _)| *k == key) {
-            let name = name.clone();
-            let op = op_at_path_mut(m, p);
-            if callee(op).as_deref() != Some(name.as_str()) {
-                set_callee(op, &name);
-            }
+    let names: Vec<Option<String>> =
+        callees.iter().map(|fi| fi.map(|fi| target[cache.id(fi)].to_string())).collect();
+    for (p, name) in call_paths.iter().zip(names) {
+        let Some(name) = name else { continue };
+        let op = op_at_path_mut(m, p);
+        if callee_ref(op).as_deref() != Some(name.as_str()) {
+            set_callee(op, &name);
         }
     }
     if let Some(b) = m.body_mut() {
@@ -499,6 +528,7 @@ fn new_reshard(m: &mut Module, input: ValueId, s: TensorSharding) -> (Op, ValueI
 
 /// `sdy-insert-func-call-reshards`.
 pub fn insert_func_call_reshards(m: &mut Module) {
+    let ms = super::import::meshes(m);
     let g = Graph::shared(m);
     let mut list: Vec<Path> = Vec::new();
     for i in post_order(&g) {
@@ -511,7 +541,7 @@ pub fn insert_func_call_reshards(m: &mut Module) {
         let call = op_at_path(m, &p).clone();
         let Some(c) = callee(&call) else { continue };
         let Some(fi) = func_index(m, &c) else { continue };
-        let func_res = match func_result_shardings(m, &m.body()[fi]) {
+        let func_res = match func_result_shardings(&ms, &m.body()[fi]) {
             Some(l) => l,
             None => match per_value(call.attr("sdy.sharding")) {
                 Some(l) => l.iter().map(fully_closed_like).collect(),

@@ -8,7 +8,8 @@ use super::super::ops::purity;
 use crate::print::attr::NamedAttr;
 use crate::print::ir::{Attr, Module, Op, ValueId};
 use crate::print::sdy::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHasher};
+use std::hash::{Hash, Hasher};
 
 /// `sdy-constant-or-scalar-merger`: identical constants (and broadcasts of the same
 /// scalar) in the same region with identical attributes are merged.
@@ -21,7 +22,8 @@ pub fn constant_or_scalar_merger(m: &mut Module) {
     type Key<'m> = (&'m [NamedAttr], &'m [NamedAttr], &'m str, Option<ValueId>);
     let g = Graph::shared(m);
     // Candidates by (parent op, region, block, type); the first op of each key.
-    type Place<'m> = (OpIdx, usize, usize, &'m str);
+    // With a fingerprint of the attributes: a block may hold thousands of constants.
+    type Place<'m> = (OpIdx, usize, usize, &'m str, u64);
     let mut seen: HashMap<Place, Vec<(Key, OpIdx)>> = HashMap::default();
     let mut replaced: HashMap<ValueId, ValueId> = HashMap::default();
     let mut dups: Vec<OpIdx> = Vec::new();
@@ -42,7 +44,7 @@ pub fn constant_or_scalar_merger(m: &mut Module) {
         } else {
             continue;
         };
-        let bucket = seen.entry((parent, r, b, ty)).or_default();
+        let bucket = seen.entry((parent, r, b, ty, fingerprint(key.0, key.1))).or_default();
         if let Some((_, first)) = bucket.iter().find(|(k, _)| *k == key) {
             for (f, t) in n.results.iter().zip(&g.nodes[*first].results) {
                 replaced.insert(*f, *t);
@@ -64,6 +66,46 @@ pub fn constant_or_scalar_merger(m: &mut Module) {
         }
     });
     remove_ops(m, dups.iter().map(|&i| g.nodes[i].path.clone()));
+}
+
+/// A hash of the text in `props` and `attrs`: equal attributes hash alike.
+fn fingerprint(props: &[NamedAttr], attrs: &[NamedAttr]) -> u64 {
+    fn axes(v: &[AxisRef], h: &mut FxHasher) {
+        for a in v {
+            (a.name.as_str(), a.sub).hash(h);
+        }
+        v.len().hash(h);
+    }
+    fn sharding(s: &TensorSharding, h: &mut FxHasher) {
+        if let MeshRef::Symbol(m) = &s.mesh {
+            m.hash(h);
+        }
+        for d in &s.dims {
+            axes(&d.axes, h);
+            (d.open, d.priority).hash(h);
+        }
+        axes(&s.replicated, h);
+        axes(&s.unreduced, h);
+    }
+    fn go(a: &Attr, h: &mut FxHasher) {
+        match a {
+            Attr::Sharding(s) => sharding(s, h),
+            Attr::PerValue(v) => v.iter().for_each(|s| sharding(s, h)),
+            Attr::Int { value, ty } => (value, ty).hash(h),
+            Attr::Float { text, ty } => (text, ty).hash(h),
+            Attr::Str(s) => s.hash(h),
+            Attr::Symbol(s) | Attr::Type(s) | Attr::Raw(s) => s.hash(h),
+            Attr::Array(v) => v.iter().for_each(|x| go(x, h)),
+            Attr::Dict(d) => d.iter().for_each(|x| go(&x.value, h)),
+            _ => {}
+        }
+    }
+    let mut h = FxHasher::default();
+    for a in props.iter().chain(attrs) {
+        a.name.hash(&mut h);
+        go(&a.value, &mut h);
+    }
+    h.finish()
 }
 
 /// `sdy-remove-sharding-groups`.
@@ -384,6 +426,7 @@ fn sharding_bypassing_barriers(m: &Module, g: &Graph, mut v: ValueId) -> Option<
 /// not keep get an all-reduce; function calls get reshards to the callee's argument
 /// shardings; a dot may reshard its result instead of an operand.
 pub fn insert_explicit_reshards(m: &mut Module) {
+    let ms = super::import::meshes(m);
     // Mark every op with its post-order position per function; new ops are not marked.
     let g = Graph::shared(m);
     let mut order: Vec<i128> = Vec::new();
@@ -441,7 +484,7 @@ pub fn insert_explicit_reshards(m: &mut Module) {
             continue;
         }
         if name == "func.call" {
-            call_reshards(m, &mut cache, id);
+            call_reshards(m, &ms, &mut cache, id);
             continue;
         }
         // All-reduces for operands whose unreduced axes the first result drops.
@@ -519,13 +562,13 @@ fn edge_source_uses(g: &Graph, owner: ValueId) -> Vec<(OpIdx, usize)> {
 }
 
 /// Full-version reshards of a call's operands to the callee's argument shardings.
-fn call_reshards(m: &mut Module, cache: &mut GraphCache, id: i128) {
+fn call_reshards(m: &mut Module, ms: &HashMap<String, Mesh>, cache: &mut GraphCache, id: i128) {
     let Some(i) = cache.find(m, id) else { return };
     let g = cache.get(m);
     let Some(c) = callee(g.op(m, i)) else { return };
     let Some(&cf) = g.funcs.get(&c) else { return };
     let operands = g.nodes[i].operands.clone();
-    let targets = match super::import::func_arg_shardings(m, g.op(m, cf)) {
+    let targets = match super::import::func_arg_shardings(ms, g.op(m, cf)) {
         Some(l) => l,
         None => {
             let mesh = operands.iter().find_map(|&v| {
@@ -666,7 +709,7 @@ fn common_mesh<'a>(
 fn all_reduces_for_reduction_factors(m: &mut Module, g: &Graph, i: OpIdx) {
     let n = &g.nodes[i];
     let Some(&r0) = n.results.first() else { return };
-    let Some(res_sharding) = g.sharding(m, r0) else { return };
+    let Some(res_sharding) = g.sharding_ref(m, r0) else { return };
     if res_sharding.unreduced.is_empty() {
         return;
     }

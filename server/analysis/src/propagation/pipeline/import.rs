@@ -12,65 +12,62 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// `symbol-dce`: removes private functions nothing (live) refers to.
 pub fn symbol_dce(m: &mut Module) {
-    fn refs(a: &Attr, out: &mut Vec<String>) {
+    fn refs(a: &Attr, out: &mut impl FnMut(&str)) {
         match a {
-            Attr::Symbol(s) => out.push(s.clone()),
+            Attr::Symbol(s) => out(s),
             Attr::Array(v) => v.iter().for_each(|x| refs(x, out)),
             Attr::Dict(d) => d.iter().for_each(|x| refs(&x.value, out)),
             _ => {}
         }
     }
-    loop {
-        let body = m.body();
-        // Only private functions can go: without one, nothing to look for.
-        if !body.iter().any(|o| func_sym(o).is_some() && is_private(o)) {
-            return;
-        }
-        let mut live: HashSet<String> = HashSet::default();
-        let mut work: Vec<usize> = Vec::new();
-        for (i, op) in body.iter().enumerate() {
-            match func_sym(op) {
-                Some(s) if !is_private(op) => {
-                    live.insert(s.to_string());
-                    work.push(i);
-                }
-                Some(_) => {}
-                None => work.push(i),
+    let body = m.body();
+    // Only private functions can go: without one, nothing to look for.
+    if !body.iter().any(|o| func_sym(o).is_some() && is_private(o)) {
+        return;
+    }
+    // Liveness is transitive from the roots (public functions and other top-level
+    // ops), so one sweep suffices: what it removes refers to nothing left alive.
+    let by_name: HashMap<&str, usize> =
+        body.iter().enumerate().filter_map(|(i, o)| func_sym(o).map(|s| (s, i))).collect();
+    let mut live: HashSet<&str> = HashSet::default();
+    let mut work: Vec<usize> = Vec::new();
+    for (i, op) in body.iter().enumerate() {
+        match func_sym(op) {
+            Some(s) if !is_private(op) => {
+                live.insert(s);
+                work.push(i);
             }
+            Some(_) => {}
+            None => work.push(i),
         }
-        let by_name: HashMap<String, usize> = body
-            .iter()
-            .enumerate()
-            .filter_map(|(i, o)| func_sym(o).map(|s| (s.to_string(), i)))
-            .collect();
-        while let Some(i) = work.pop() {
-            let mut found = Vec::new();
-            body[i].walk(&mut |op: &Op| {
-                if let Some(c) = callee(op) {
-                    found.push(c);
-                }
-                for a in op.props.iter().chain(op.attrs.iter()) {
-                    refs(&a.value, &mut found);
-                }
-            });
-            for f in found {
-                if let Some(&j) = by_name.get(&f) {
-                    if live.insert(f) {
+    }
+    while let Some(i) = work.pop() {
+        body[i].walk(&mut |op: &Op| {
+            let mut mark = |s: &str| {
+                if let Some((&k, &j)) = by_name.get_key_value(s) {
+                    if live.insert(k) {
                         work.push(j);
                     }
                 }
+            };
+            if let Some(c) = callee_ref(op) {
+                mark(&c);
             }
-        }
-        let before = m.body().len();
-        if let Some(b) = m.body_mut() {
-            b.retain(|o| match func_sym(o) {
-                Some(s) => !is_private(o) || live.contains(s),
-                None => true,
-            });
-        }
-        if m.body().len() == before {
-            break;
-        }
+            for a in op.props.iter().chain(op.attrs.iter()) {
+                refs(&a.value, &mut mark);
+            }
+        });
+    }
+    let keep: Vec<bool> = body
+        .iter()
+        .map(|o| func_sym(o).is_none_or(|s| !is_private(o) || live.contains(s)))
+        .collect();
+    if let Some(b) = m.body_mut() {
+        let mut i = 0;
+        b.retain(|_| {
+            i += 1;
+            keep[i - 1]
+        });
     }
 }
 
@@ -179,7 +176,8 @@ pub fn lift_inlined_meshes(m: &mut Module) {
     }
 }
 
-fn meshes(m: &Module) -> HashMap<String, Mesh> {
+/// The module's meshes by symbol name.
+pub fn meshes(m: &Module) -> HashMap<String, Mesh> {
     let mut out = HashMap::default();
     for op in m.body() {
         if let (Some(Attr::Str(n)), Some(Attr::Mesh(mesh))) = (op.prop("sym_name"), op.prop("mesh"))
@@ -221,28 +219,30 @@ pub fn remove_size_one_axes(m: &mut Module) {
 
 /// `getFuncResultShardings`: the result shardings of a function when any is on a
 /// non-maximal mesh (missing ones fully open).
-pub fn func_result_shardings(m: &Module, f: &Op) -> Option<Vec<TensorSharding>> {
+pub fn func_result_shardings(ms: &HashMap<String, Mesh>, f: &Op) -> Option<Vec<TensorSharding>> {
     let fi = f.func()?;
     slot_shardings(
-        m,
+        ms,
         &fi.results.iter().map(|s| (s.attr("sdy.sharding"), s.ty.clone())).collect::<Vec<_>>(),
     )
 }
 
 /// `getFuncArgShardings`.
-pub fn func_arg_shardings(m: &Module, f: &Op) -> Option<Vec<TensorSharding>> {
+pub fn func_arg_shardings(ms: &HashMap<String, Mesh>, f: &Op) -> Option<Vec<TensorSharding>> {
     let fi = f.func()?;
     slot_shardings(
-        m,
+        ms,
         &fi.args.iter().map(|s| (s.attr("sdy.sharding"), s.ty.clone())).collect::<Vec<_>>(),
     )
 }
 
-fn slot_shardings(m: &Module, slots: &[(Option<&Attr>, String)]) -> Option<Vec<TensorSharding>> {
-    let ms = meshes(m);
+fn slot_shardings(
+    ms: &HashMap<String, Mesh>,
+    slots: &[(Option<&Attr>, String)],
+) -> Option<Vec<TensorSharding>> {
     let mesh_ref = slots.iter().find_map(|(a, _)| {
         let s = sharding_of(*a)?;
-        let mesh = mesh_of(&ms, &s.mesh)?;
+        let mesh = mesh_of(ms, &s.mesh)?;
         (!(mesh.axes.is_empty() && mesh.device_ids.len() == 1)).then_some(s.mesh)
     })?;
     Some(
@@ -258,10 +258,11 @@ fn slot_shardings(m: &Module, slots: &[(Option<&Attr>, String)]) -> Option<Vec<T
 
 /// `sdy-propagate-sharding-from-func-to-call`.
 pub fn propagate_sharding_from_func_to_call(m: &mut Module) {
+    let ms = meshes(m);
     let funcs: HashMap<String, Option<Vec<TensorSharding>>> = m
         .body()
         .iter()
-        .filter_map(|o| func_sym(o).map(|s| (s.to_string(), func_result_shardings(m, o))))
+        .filter_map(|o| func_sym(o).map(|s| (s.to_string(), func_result_shardings(&ms, o))))
         .collect();
     m.top.walk_mut(&mut |op: &mut Op| {
         if op.name != "func.call" || op.attr("sdy.sharding").is_some() {
