@@ -19,6 +19,8 @@
 //! themselves), with the same number of runs, and prints the ratio ours / Shardy's.
 //! The project's budget for the pipeline is a ratio ≤ 0.5.
 //!
+//! The allocator keeps freed memory, as `sdy-lsp opt` does (`sdy_lsp::alloc`).
+//!
 //! Every figure is given as wall time and as on-CPU time of the running thread (both
 //! sides single threaded): on a loaded machine the wall time includes waiting for a
 //! core, the CPU time does not.
@@ -51,6 +53,8 @@ fn main() {
         eprintln!("usage: bench_propagation FILE [--runs N] [--pass FLAG] [--no-oracle]");
         std::process::exit(2);
     };
+    // As `sdy-lsp opt` does.
+    sdy_lsp::alloc::keep_freed_memory();
     let text = read(&file);
     let spec = passes::parse_pass_flag(&flag).unwrap_or_else(|e| panic!("{e}"));
     let pipeline = || {

@@ -62,6 +62,8 @@ fn main() {
             _ => file = a.clone(),
         }
     }
+    // As the server does.
+    sdy_lsp::alloc::purge_freed_memory_at_once();
     let text = read(&file);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

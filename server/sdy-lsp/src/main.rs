@@ -22,22 +22,6 @@ fn disable_transparent_huge_pages() {
     }
 }
 
-/// mimalloc's `mi_option_purge_delay` (15 in its v2 and v3 `mi_option_t`).
-const MI_OPTION_PURGE_DELAY: i32 = 15;
-
-extern "C" {
-    fn mi_option_set(option: i32, value: std::ffi::c_long);
-}
-
-/// Has mimalloc give freed memory back to the system at once instead of 10 ms later. The
-/// first analysis of a big file frees tens of MB its next steps allocate again on other
-/// threads; held back, that memory was 10 to 15 MB of extra peak resident memory in
-/// `lsp_bench` on a 10 MB file, and no measurable CPU time when given back.
-fn purge_freed_memory_at_once() {
-    // SAFETY: sets one of mimalloc's options; any value is valid for this one.
-    unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) }
-}
-
 const USAGE: &str = "\
 usage: sdy-lsp [serve]                      run the language server on stdio
        sdy-lsp check [--format text|json] [--split-input-file] FILE...
@@ -60,11 +44,16 @@ fn main() -> ExitCode {
             println!("{USAGE}");
             ExitCode::SUCCESS
         }
-        Some("check") => cli::check::run(&args[1..]),
-        Some("opt") => cli::opt::run(&args[1..]),
-        Some("explain") => cli::explain::run(&args[1..]),
+        Some("check") | Some("opt") | Some("explain") => {
+            sdy_lsp::alloc::keep_freed_memory();
+            match args[0].as_str() {
+                "check" => cli::check::run(&args[1..]),
+                "opt" => cli::opt::run(&args[1..]),
+                _ => cli::explain::run(&args[1..]),
+            }
+        }
         Some("serve") | None => {
-            purge_freed_memory_at_once();
+            sdy_lsp::alloc::purge_freed_memory_at_once();
             sdy_lsp::lsp::run_stdio(sdy_lsp::lsp::Options::from_env())
         }
         Some(other) => {
