@@ -9,10 +9,10 @@
 //! chunks are joined with `// -----` lines. Pass warnings (e.g. the sharding rule
 //! registry's "unknown op") are reported like MLIR's, once per process.
 //! Diagnostics go to stderr as `FILE:LINE:COL: error: MESSAGE` in whole-file
-//! coordinates, or, for an op with its own `loc(...)`, at that location as MLIR does. Exit status 1 if a chunk failed, 0 otherwise; with
-//! `-verify-diagnostics`, the diagnostics are instead checked against the
-//! `// expected-error {{...}}` annotations (MLIR's rules) and the status says whether
-//! they all matched.
+//! coordinates, or, for an op with its own `loc(...)`, at that location as MLIR does.
+//! Exit status 1 if a chunk failed, 0 otherwise; with `-verify-diagnostics`, the
+//! diagnostics are instead checked against the `// expected-error {{...}}` annotations
+//! (MLIR's rules) and the status says whether they all matched.
 
 use super::report;
 use sdy_analysis::diag::{Diagnostic, LineIndex, Origin, Severity};
@@ -147,8 +147,6 @@ pub fn run(args: &[String]) -> ExitCode {
     }
 }
 
-// ----- -verify-diagnostics -----
-
 /// Where MLIR reports a diagnostic at offset `at` of `chunk`: at the explicit location
 /// of the op that starts there, when it has one (see [`mlir_loc`]).
 fn op_locations<'a>(
@@ -177,6 +175,8 @@ fn op_locations<'a>(
         mlir_loc::shown(loc.text(text), &|name| aliases.get(name).copied())
     }
 }
+
+// ----- -verify-diagnostics -----
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
