@@ -1,5 +1,5 @@
-//! The conformance ratchet: runs Shardy's lit tests (../shared/conformance, when present)
-//! through `sdy-lsp opt` with the shared harness, and fails if a case listed in
+//! The conformance ratchet: runs Shardy's lit tests (../shared/conformance and
+//! ../shared/conformance-passes, when present) through `sdy-lsp opt` with the shared harness, and fails if a case listed in
 //! `tests/conformance-baseline.txt` no longer passes. `UPDATE_BASELINE=1` rewrites the
 //! baseline with every passing case (a case that passed must keep passing).
 
@@ -34,6 +34,7 @@ fn conformance_ratchet() {
         .arg("--bin")
         .arg(format!("{bin} opt"))
         .arg(shared.join("conformance"))
+        .args([shared.join("conformance-passes")].iter().filter(|p| p.exists()))
         .arg("--json")
         .arg(&out)
         .arg("--jobs")
