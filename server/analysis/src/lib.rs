@@ -3,6 +3,7 @@
 pub mod canonicalize;
 pub mod diag;
 pub mod explain;
+pub mod export;
 pub mod ide;
 pub mod incremental;
 pub mod mlir_loc;
