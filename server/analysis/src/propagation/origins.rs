@@ -147,6 +147,11 @@ impl Debug {
         source_id: usize,
     ) {
         let Some(s) = s else { return };
+        // Like Shardy, a value gets an entry only once it has an axis: a sharding
+        // without axes leaves no (empty) `sdy.sharding_origins` behind.
+        if s.dims.iter().all(|d| d.axes.is_empty()) {
+            return;
+        }
         let key = g.shardable_value(v).unwrap_or(v);
         let map = origins_of(self, key);
         for d in &s.dims {
