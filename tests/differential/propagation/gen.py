@@ -10,6 +10,12 @@ while loops, sharding constraints, sharding groups, manual computations and
 propagation barriers; with random shardings (open/closed dimensions, sub-axes,
 priorities, replicated axes) on arguments, results and some ops.
 
+`--wide` widens the programs: rank-3 dot_generals with batching and contracting
+dimensions anywhere, values used by many ops (not only recent ones), and private
+functions whose bodies transpose their argument or multiply it with itself, called
+from several places; these reach orders of Shardy's worklist that the default
+programs rarely do.
+
 Standard library only. Deterministic for a given seed.
 """
 
@@ -20,8 +26,9 @@ AXIS_NAMES = ["a", "b", "c", "d"]
 
 
 class Gen:
-    def __init__(self, rng):
+    def __init__(self, rng, wide=False):
         self.r = rng
+        self.wide = wide
         self.lines = []
         self.args = []  # (name, shape, sharding text or None)
         self.values = []  # (name, shape)
@@ -102,8 +109,9 @@ class Gen:
         cands = [v for v in self.values if pred is None or pred(v)]
         if not cands:
             return None
-        # prefer recent values
-        cands = cands[-6:]
+        # prefer recent values (wide programs reuse any value)
+        if not (self.wide and self.r.random() < 0.5):
+            cands = cands[-6:]
         return self.r.choice(cands)
 
     def maybe_attr(self, shape):
@@ -193,6 +201,28 @@ class Gen:
         self.emit("%s = stablehlo.dot_general %s, %s, contracting_dims = [1] x [0]%s : (%s, %s) -> %s" % (
             res, lname, rname, self.maybe_attr([m, n]), self.ty([m, k]), self.ty([k, n]), self.ty([m, n])))
         self.values.append((res, [m, n]))
+
+    def op_dot3(self):
+        """A dot_general of two rank-3 values: one batching dimension, one contracting
+        dimension, each anywhere in either operand."""
+        lhs = self.pick(lambda v: len(v[1]) == 3)
+        if lhs is None:
+            return self.op_dot()
+        lname, lshape = lhs
+        lb, lc = self.r.sample(range(3), 2)
+        lfree = [d for d in range(3) if d not in (lb, lc)][0]
+        rb, rc = self.r.sample(range(3), 2)
+        rfree = [d for d in range(3) if d not in (rb, rc)][0]
+        rshape = [0, 0, 0]
+        rshape[rb], rshape[rc] = lshape[lb], lshape[lc]
+        rshape[rfree] = self.r.choice([2, 4, 8, 16])
+        rhs = self.pick(lambda v: v[1] == rshape)
+        rname = rhs[0] if rhs and self.r.random() < 0.7 else self.new_arg(rshape)
+        new = [lshape[lb], lshape[lfree], rshape[rfree]]
+        res = self.fresh()
+        self.emit("%s = stablehlo.dot_general %s, %s, batching_dims = [%d] x [%d], contracting_dims = [%d] x [%d]%s : (%s, %s) -> %s" % (
+            res, lname, rname, lb, rb, lc, rc, self.maybe_attr(new), self.ty(lshape), self.ty(rshape), self.ty(new)))
+        self.values.append((res, new))
 
     def op_reduce(self):
         name, shape = self.pick(lambda v: len(v[1]) >= 2) or (None, None)
@@ -344,9 +374,23 @@ class Gen:
             arg_sh = ""
             if self.r.random() < 0.3:
                 arg_sh = " {sdy.sharding = #sdy.sharding%s}" % self.sharding(len(shape), allow_priority=False)
-            body = self.r.choice(["add", "multiply", "maximum"])
-            self.helpers.append("func.func private @%s(%%x: %s%s) -> %s {\n  %%y = stablehlo.%s %%x, %%x : %s\n  return %%y : %s\n}\n" % (
-                fn, t, arg_sh, t, body, t, t))
+            bodies = ["add", "multiply", "maximum"]
+            if self.wide and len(shape) == 2:
+                bodies += ["transposes", "dot"]
+            body = self.r.choice(bodies)
+            if body == "transposes":
+                tt = self.ty(shape[::-1])
+                text = ("  %%t = stablehlo.transpose %%x, dims = [1, 0] : (%s) -> %s\n"
+                        "  %%y = stablehlo.transpose %%t, dims = [1, 0] : (%s) -> %s\n") % (t, tt, tt, t)
+            elif body == "dot":
+                tt = self.ty(shape[::-1])
+                text = ("  %%t = stablehlo.transpose %%x, dims = [1, 0] : (%s) -> %s\n"
+                        "  %%d = stablehlo.dot_general %%x, %%t, contracting_dims = [1] x [0] : (%s, %s) -> %s\n"
+                        "  %%y = stablehlo.add %%x, %%x : %s\n") % (t, tt, t, tt, self.ty([shape[0], shape[0]]), t)
+            else:
+                text = "  %%y = stablehlo.%s %%x, %%x : %s\n" % (body, t)
+            self.helpers.append("func.func private @%s(%%x: %s%s) -> %s {\n%s  return %%y : %s\n}\n" % (
+                fn, t, arg_sh, t, text, t))
         res = self.fresh()
         self.emit("%s = call @%s(%s) : (%s) -> %s" % (res, fn, name, t, t))
         self.values.append((res, shape))
@@ -362,6 +406,8 @@ class Gen:
             (self.op_while, 1), (self.op_manual, 1), (self.op_opt_barrier, 1), (self.op_case, 1),
             (self.op_call, 1),
         ]
+        if self.wide:
+            ops += [(self.op_dot3, 3), (self.op_call, 2), (self.op_transpose, 2)]
         total = sum(w for _, w in ops)
         for _ in range(self.r.randrange(3, 10)):
             x = self.r.uniform(0, total)
@@ -400,11 +446,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--count", type=int, default=100)
+    ap.add_argument("--wide", action="store_true", help="wider programs (see the module doc)")
     a = ap.parse_args()
     chunks = []
     for i in range(a.count):
         rng = random.Random(a.seed * 1000003 + i)
-        chunks.append(Gen(rng).program())
+        chunks.append(Gen(rng, a.wide).program())
     print("// -----\n".join(chunks), end="")
 
 

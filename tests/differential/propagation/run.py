@@ -152,10 +152,12 @@ def main():
                     help="also compare stderr (warnings, errors) batch by batch")
     ap.add_argument("--gen", default=os.path.join(HERE, "gen.py"),
                     help="the program generator (default: propagation's; canonicalize/gen.py for -canonicalize)")
+    ap.add_argument("--gen-arg", dest="gen_args", action="append", default=[],
+                    help="an extra argument for the generator (e.g. --gen-arg=--wide)")
     a = ap.parse_args()
     extract = rules if a.what == "rules" else shardings
     passes = a.passes or DEFAULT_PASSES
-    gen = subprocess.run([sys.executable, a.gen, "--seed", str(a.seed), "--count", str(a.count)],
+    gen = subprocess.run([sys.executable, a.gen, "--seed", str(a.seed), "--count", str(a.count)] + a.gen_args,
                          capture_output=True, text=True, check=True).stdout
     chunks = gen.split("// -----\n")
     with tempfile.TemporaryDirectory() as d:

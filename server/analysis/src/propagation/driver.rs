@@ -1113,8 +1113,9 @@ impl<'a> Driver<'a> {
         if !seen.insert(v) {
             return;
         }
+        // MLIR's use lists put the newest use first.
         let uses: Vec<(OpIdx, usize)> = self.g.live_uses(v).collect();
-        for (user, i) in uses {
+        for (user, i) in uses.into_iter().rev() {
             if let Some(e) = self.g.edge_of_source(user, i) {
                 self.push(e);
                 continue;
