@@ -45,7 +45,8 @@ func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a
     let b = dot.axes.iter().find(|o| o.axis.name == "b").unwrap();
     assert_eq!(b.source, Source::FuncArg { func: "main".into(), index: 1 });
     assert_eq!(b.hops.len(), 1);
-    assert_eq!((b.hops[0].from.result, b.hops[0].from.index), (false, 1));
+    let first = b.hops.first().expect("a hop");
+    assert_eq!((first.from.result, first.from.index), (false, 1));
     // The function result gets the dot's sharding from the return.
     let ret = values.iter().find(|v| matches!(v.site, Site::FuncResult { .. })).unwrap();
     assert!(ret.written.is_none());

@@ -434,3 +434,45 @@ async fn on_change_runs_once_after_a_burst_on_its_last_version() {
     assert_ne!(after, first, "the last edit changes the propagated shardings");
     assert!(!after.contains("(stale)"), "{after}");
 }
+
+/// Waits for a `window/logMessage` containing `needle`.
+async fn log_containing(s: &mut TestServer, needle: &str) -> String {
+    loop {
+        let (p, _) = s.wait_for("window/logMessage").await;
+        let m = p["message"].as_str().unwrap_or_default().to_string();
+        if m.contains(needle) {
+            return m;
+        }
+    }
+}
+
+/// `$/cancelRequest` of `sdy.propagate` stops its run at the next pause point. The test
+/// hook holds the run of a marked document at its first pause point until the run is
+/// told to stop, so the cancellation deterministically arrives mid-run; if it did not
+/// stop the run, the run would hold the propagation thread and the next run (of another
+/// document) would never answer.
+#[tokio::test]
+async fn a_cancelled_run_stops_and_the_next_one_runs() {
+    let mut s = start().await;
+    let text = fixture("propagation.mlir");
+    let marked = format!("// {}\n{text}", sdy_lsp::lsp::propagate::TEST_HOLD_MARKER);
+    let other = "file:///test/b.mlir";
+    s.open(URI, 1, &marked).await;
+    s.diagnostics_for(URI, 1).await;
+    s.open(other, 1, &text).await;
+    s.diagnostics_for(other, 1).await;
+
+    let run = |uri: &str| json!({"command": "sdy.propagate", "arguments": [{"uri": uri}]});
+    let (id, answer) = s.send("workspace/executeCommand", run(URI)).await;
+    log_containing(&mut s, "test: holding the propagation").await;
+    s.notify("$/cancelRequest", json!({"id": id})).await;
+    let answer = answer.await.expect("the answer");
+    assert_eq!(answer["error"]["code"], -32800, "{answer}");
+    log_containing(&mut s, "was cancelled").await;
+
+    let next = s.request("workspace/executeCommand", run(other)).await.expect("sdy.propagate");
+    assert!(next["message"].as_str().unwrap().starts_with("sdy: propagated "), "{next}");
+    // The cancelled run left no result: the marked document has none.
+    let h = render_hints(&hints(&mut s, &marked).await);
+    assert!(!h.contains('['), "{h}");
+}

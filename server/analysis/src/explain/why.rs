@@ -123,7 +123,8 @@ fn origin_line(
         return s;
     }
     s.push_str(", via ");
-    let shown: Vec<String> = o.hops.iter().take(MAX_HOPS).map(|h| hop_text(h, locate)).collect();
+    let shown: Vec<String> =
+        o.hops.head(MAX_HOPS).into_iter().map(|h| hop_text(h, locate)).collect();
     s.push_str(&shown.join(" → "));
     if o.hops.len() > MAX_HOPS {
         let _ = write!(s, " → … ({} more)", o.hops.len() - MAX_HOPS);

@@ -4,6 +4,7 @@
 //! propagation barriers, data-flow edges and function data-flow edges, keeping sharding
 //! groups in sync, and the main function's results.
 
+use super::control::{Control, Flow, RunToEnd};
 use super::factor::{propagate_aggressive, propagate_basic, Direction, Strategy};
 use super::graph::*;
 use super::ops::{
@@ -110,6 +111,10 @@ pub struct Driver<'a> {
     pub tracer: Option<Box<dyn Tracer>>,
     /// The propagation phase now running (reported to the tracer).
     pub phase: Phase,
+    /// Asked between the ops of the worklist whether to go on.
+    pub control: &'a dyn Control,
+    /// The control said stop: the run is abandoned, the module half propagated.
+    pub stopped: bool,
 }
 
 /// What a visit of an op that wrote nothing read: the factor strategy, the directions
@@ -185,6 +190,8 @@ impl<'a> Driver<'a> {
             warnings: Vec::new(),
             tracer: None,
             phase: Phase::default(),
+            control: &RunToEnd,
+            stopped: false,
         };
         d.build_groups();
         d.kinds = d.compute_kinds();
@@ -574,6 +581,9 @@ impl<'a> Driver<'a> {
     /// One run of the driver with factor strategy `strategy` (Shardy's
     /// `BasicPropagationPassImpl::propagate`).
     pub fn propagate(&mut self, strategy: Strategy, dir: DirFn) {
+        if self.stopped {
+            return;
+        }
         self.phase.aggressive = strategy == Strategy::Aggressive;
         self.phase.op_level = match dir {
             DirFn::OpPriority(p) => Some(p),
@@ -591,7 +601,11 @@ impl<'a> Driver<'a> {
             self.worklist.push(i);
         }
         while let Some(op) = self.worklist.pop() {
-            super::editor::pause_point();
+            if self.control.pause() == Flow::Stop {
+                self.stopped = true;
+                self.worklist.clear();
+                return;
+            }
             self.in_list[op] = false;
             if self.g.erased[op] {
                 continue;

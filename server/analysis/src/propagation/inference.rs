@@ -10,8 +10,10 @@
 //! ```
 
 use super::axis::{self, list_prefix_status, PrefixStatus};
+use super::control::{Control, RunToEnd};
 use super::driver::{Failure, Phase, Warning};
 use super::graph::*;
+pub use super::hops::{Hop, Hops};
 use super::origins::{source_map, Node};
 use super::projection::Projection;
 use super::trace::{Step, Tracer};
@@ -41,17 +43,6 @@ pub enum Source {
     OpSharding { op: Option<u32>, index: usize },
 }
 
-/// One step an axis took: through `op`, from one of its operands/results to another.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Hop {
-    /// The op's absolute start (`None` for ops made by a pass, e.g. data-flow edges).
-    pub op: Option<u32>,
-    pub op_name: String,
-    pub from: Node,
-    pub to: Node,
-    pub phase: Phase,
-}
-
 /// Where one axis of an inferred sharding comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AxisOrigin {
@@ -59,8 +50,9 @@ pub struct AxisOrigin {
     pub source: Source,
     /// The user priority of the source dimension (0 when unwritten).
     pub priority: i64,
-    /// The ops it went through, in order (empty for the written sharding itself).
-    pub hops: Vec<Hop>,
+    /// The ops it went through, in order (empty for the written sharding itself),
+    /// shared with the walks it extends.
+    pub hops: Hops,
 }
 
 /// Axes kept away from a value by a conflict at `op`.
@@ -166,7 +158,7 @@ impl Explainer {
                         axis: a.clone(),
                         source: source.clone(),
                         priority: d.priority.unwrap_or(0),
-                        hops: Vec::new(),
+                        hops: Hops::default(),
                     },
                 );
             }
@@ -350,10 +342,11 @@ pub fn explain_strategy(
     model: &Model,
     src: &str,
     opts: &Options,
+    control: &dyn Control,
 ) -> (super::Outcome, Explained) {
     let mut ex = Explainer::default();
     ex.prepare(m);
-    let (out, tracer) = run_strategy_traced(m, model, src, opts, Some(Box::new(ex)));
+    let (out, tracer) = run_strategy_traced(m, model, src, opts, Some(Box::new(ex)), control);
     let explainer = tracer
         .and_then(|t| t.as_any().downcast::<Explainer>().ok())
         .map(|b| *b)
@@ -403,7 +396,7 @@ impl Tracer for Explainer {
                         let Some(src) = value_of(edge.source) else { continue };
                         let Some(mut o) = self.lookup(g, src, a) else { continue };
                         o.axis = a.clone();
-                        o.hops.push(Hop {
+                        o.hops = o.hops.then(Hop {
                             op: op.origin,
                             op_name: op.name.to_string(),
                             from: edge.source,
@@ -604,7 +597,7 @@ pub fn infer(src: &str, chunk: &Chunk, model: &Model, opts: &InferOptions) -> In
     let mut o = Options::new(opts.level);
     o.strategy = opts.strategy;
     o.conservative = opts.conservative;
-    let (out, tracer) = run_strategy_traced(&mut m, model, src, &o, Some(Box::new(ex)));
+    let (out, tracer) = run_strategy_traced(&mut m, model, src, &o, Some(Box::new(ex)), &RunToEnd);
     let ex = tracer
         .and_then(|t| t.as_any().downcast::<Explainer>().ok())
         .map(|b| *b)

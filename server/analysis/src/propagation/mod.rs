@@ -6,19 +6,23 @@
 //!
 //! * [`axis`], [`projection`], [`factor`]: the factor algorithm on one op.
 //! * [`graph`]: the IR index (ops, values, uses) and where shardings live.
-//! * [`driver`]: the worklist driver; [`priority`]: user priorities.
+//! * [`driver`]: the worklist driver; [`priority`]: user priorities; [`control`]: what
+//!   a run asks at its pause points (pause, stop).
 //! * [`run_strategy`]: one strategy pass (`-sdy-basic-propagate`, ...).
 //! * [`passes`]: the `opt` passes; [`pipeline`]: `-sdy-propagation-pipeline`.
-//! * [`trace`], [`origins`]: update events, the debug attributes and the editor API.
+//! * [`trace`], [`origins`]: update events, the debug attributes and the editor API;
+//!   [`inference`]: the editor's origins and conflicts, their walks shared ([`hops`]).
 //! * [`editor`]: a chunk propagated for the editor, mapped back onto the source.
 
 pub mod axis;
 pub mod constraints;
+pub mod control;
 pub mod driver;
 pub mod edges;
 pub mod editor;
 pub mod factor;
 pub mod graph;
+pub mod hops;
 pub mod inference;
 pub mod irutil;
 pub mod ops;
@@ -82,6 +86,8 @@ impl Options {
 pub struct Outcome {
     pub warnings: Vec<Warning>,
     pub failure: Option<Failure>,
+    /// Its [`control::Control`] stopped it: the module is half propagated.
+    pub stopped: bool,
 }
 
 fn run_aggressive(d: &mut Driver<'_>, opts: &Options, dir: DirFn) {
@@ -127,17 +133,19 @@ pub fn propagate_with(d: &mut Driver<'_>, opts: &Options) {
 
 /// One strategy pass over `m` (`-sdy-basic-propagate` and the others).
 pub fn run_strategy(m: &mut Module, model: &Model, src: &str, opts: &Options) -> Outcome {
-    run_strategy_traced(m, model, src, opts, None).0
+    run_strategy_traced(m, model, src, opts, None, &control::RunToEnd).0
 }
 
-/// [`run_strategy`] with a tracer (returned after the run). The debug options of
-/// `opts` install their own tracer and write their attributes.
+/// [`run_strategy`] with a tracer (returned after the run) and a control asked between
+/// the ops of the worklist. The debug options of `opts` install their own tracer and
+/// write their attributes.
 pub fn run_strategy_traced(
     m: &mut Module,
     model: &Model,
     src: &str,
     opts: &Options,
     tracer: Option<Box<dyn trace::Tracer>>,
+    control: &dyn control::Control,
 ) -> (Outcome, Option<Box<dyn trace::Tracer>>) {
     let debug = opts.debug_sharding_origins || opts.debug_edge_sharding;
     let mut tracer = tracer;
@@ -148,11 +156,15 @@ pub fn run_strategy_traced(
     }
     let mut d = Driver::new(m, model, src, opts.conservative);
     if let Err(f) = d.check_shapes() {
-        return (Outcome { warnings: Vec::new(), failure: Some(f) }, None);
+        return (Outcome { failure: Some(f), ..Outcome::default() }, None);
     }
     d.tracer = tracer;
+    d.control = control;
     d.sync_groups();
     propagate_with(&mut d, opts);
+    if d.stopped {
+        return (Outcome { stopped: true, ..Outcome::default() }, None);
+    }
     d.finish_rules(opts.keep_sharding_rules);
     d.remove_erased();
     let warnings = std::mem::take(&mut d.warnings);
@@ -167,5 +179,5 @@ pub fn run_strategy_traced(
         }
         other => other,
     };
-    (Outcome { warnings, failure: None }, tracer)
+    (Outcome { warnings, ..Outcome::default() }, tracer)
 }

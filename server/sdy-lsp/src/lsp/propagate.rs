@@ -3,7 +3,7 @@
 //! * **Off the I/O task, out of typing's way.** Runs happen on one thread of their own
 //!   ("sdy-propagation", at a lower scheduling priority than the analysis worker).
 //!   While an edit waits for its diagnostics, a run pauses at the engine's pause points
-//!   (`editor::pause_point`: between ops and passes), so that a keystroke's analysis
+//!   (the run's `Control`: between ops and passes), so that a keystroke's analysis
 //!   does not share the CPU with it. Handlers only queue a request; the
 //!   `sdy.propagate` command awaits the run's answer.
 //! * **On the analysed text of a revision.** A run waits for the analysis of the
@@ -14,8 +14,12 @@
 //!   it ran on (by identity). A chunk that did not change since (the analysis reused
 //!   it, wherever it moved) is *fresh*; a chunk that changed is *stale* until the next
 //!   run, which re-runs only the chunks that are not fresh.
-//! * **Superseded runs.** A new request for a document replaces a pending one and makes
-//!   a running one stop before its next chunk; their callers are told.
+//! * **Superseded and cancelled runs stop at once.** A new request for a document
+//!   replaces a pending one and makes a running one stop at its next pause point (the
+//!   next op), as does closing the document; their callers are told. A run requested
+//!   only by commands that were all cancelled (`$/cancelRequest` drops the command's
+//!   future, so nobody waits for the answer) stops there too and frees what it built:
+//!   the next run does not wait for it.
 //! * **Modes** (`propagation.mode`): `off`, `onDemand` (commands and lenses only),
 //!   `onSave` (also after each save), `onChange` (also after edits, debounced, and on
 //!   open).
@@ -34,7 +38,7 @@ use super::panic::guard;
 use super::position::Text;
 use super::settings::{self, Mode};
 use sdy_analysis::diag::{Origin, Severity};
-use sdy_analysis::propagation::editor::{self, hints, ChunkPropagation, Strategy};
+use sdy_analysis::propagation::editor::{self, hints, ChunkPropagation, Control, Flow, Strategy};
 use sdy_analysis::ChunkAnalysis;
 use sdy_syntax::tree::Chunk;
 use sdy_syntax::Span;
@@ -215,6 +219,8 @@ pub enum RunOutcome {
     Done(Arc<DocResult>),
     /// A newer request for the document took over.
     Superseded,
+    /// Every command that asked for the run was cancelled.
+    Cancelled,
     /// The document was closed, or propagation is off.
     NotRun(String),
 }
@@ -223,6 +229,16 @@ struct Request {
     strategy: Strategy,
     due: Instant,
     waiters: Vec<oneshot::Sender<RunOutcome>>,
+    /// Also asked for by the mode (open, change, save), not only by commands: it runs
+    /// even when no command waits for it any more.
+    background: bool,
+}
+
+impl Request {
+    /// Only commands asked for it, and none of them waits for the answer any more.
+    fn abandoned(&self) -> bool {
+        !self.background && self.waiters.iter().all(|w| w.is_closed())
+    }
 }
 
 #[derive(Default)]
@@ -237,6 +253,19 @@ struct State {
     docs: HashMap<Url, DocState>,
     queue: HashMap<Url, Request>,
     stop: bool,
+    /// The document being propagated and the flag that stops its run.
+    running: Option<(Url, Arc<AtomicBool>)>,
+}
+
+impl State {
+    /// Makes the run of `uri` (any run when `None`) stop at its next pause point.
+    fn stop_running(&self, uri: Option<&Url>) {
+        if let Some((u, flag)) = &self.running {
+            if uri.is_none_or(|x| x == u) {
+                flag.store(true, Ordering::Release);
+            }
+        }
+    }
 }
 
 /// A revision's propagation diagnostics.
@@ -270,7 +299,13 @@ pub struct Propagator {
     extras: Mutex<HashMap<Url, Extras>>,
     /// Results replaced by a run, freed after its waiters are answered.
     retired: Mutex<Vec<Arc<DocResult>>>,
+    /// Test hooks: a chunk containing [`TEST_HOLD_MARKER`] holds its run at the first
+    /// pause point until the run is stopped (once per server).
+    test_hold: Option<AtomicBool>,
 }
+
+/// See `Propagator::test_hold`.
+pub const TEST_HOLD_MARKER: &str = "sdy-lsp-test-hold-propagation";
 
 impl Propagator {
     /// Starts the propagation thread (within a tokio runtime).
@@ -279,6 +314,7 @@ impl Propagator {
         out: Outbox,
         client: Client,
         config: Arc<OnceLock<ClientConfig>>,
+        test_hooks: bool,
     ) -> Arc<Propagator> {
         let p = Arc::new(Propagator {
             docs,
@@ -295,16 +331,11 @@ impl Propagator {
             any_typing: AtomicBool::new(false),
             extras: Mutex::default(),
             retired: Mutex::default(),
+            test_hold: test_hooks.then(|| AtomicBool::new(true)),
         });
         let weak = Arc::downgrade(&p);
         let spawned = std::thread::Builder::new().name("sdy-propagation".into()).spawn(move || {
             lower_priority();
-            let w = weak.clone();
-            editor::set_pause_hook(Some(Box::new(move || {
-                if let Some(p) = w.upgrade() {
-                    p.pause_while_typing();
-                }
-            })));
             while let Some((this, uri, req)) = next(&weak) {
                 this.serve(uri, req);
             }
@@ -347,6 +378,7 @@ impl Propagator {
     pub fn stop(&self) {
         let mut st = self.lock();
         st.stop = true;
+        st.stop_running(None);
         for (_, r) in st.queue.drain() {
             for w in r.waiters {
                 let _ = w.send(RunOutcome::NotRun("the server is shutting down".into()));
@@ -358,7 +390,7 @@ impl Propagator {
 
     /// Queues a run of `uri` with `strategy`, `delay` from now; the receiver gets the
     /// outcome. A pending request for the document is replaced (its callers wait for
-    /// this one), a running one stops at its next chunk.
+    /// this one), a running one stops at its next pause point.
     pub fn request(
         &self,
         uri: &Url,
@@ -366,28 +398,49 @@ impl Propagator {
         delay: Duration,
     ) -> oneshot::Receiver<RunOutcome> {
         let (tx, rx) = oneshot::channel();
+        self.enqueue(uri, strategy, delay, Some(tx));
+        rx
+    }
+
+    /// [`Propagator::request`] for the mode (no one waits for the answer).
+    fn request_in_background(&self, uri: &Url, strategy: Strategy, delay: Duration) {
+        self.enqueue(uri, strategy, delay, None);
+    }
+
+    fn enqueue(
+        &self,
+        uri: &Url,
+        strategy: Strategy,
+        delay: Duration,
+        waiter: Option<oneshot::Sender<RunOutcome>>,
+    ) {
         if self.settings.get().mode == Mode::Off {
-            let _ = tx.send(RunOutcome::NotRun(
-                "propagation is off (setting sdy.propagation.mode)".into(),
-            ));
-            return rx;
+            if let Some(tx) = waiter {
+                let _ = tx.send(RunOutcome::NotRun(
+                    "propagation is off (setting sdy.propagation.mode)".into(),
+                ));
+            }
+            return;
         }
         let mut st = self.lock();
         st.docs.entry(uri.clone()).or_default().generation += 1;
+        st.stop_running(Some(uri));
         let due = Instant::now() + delay;
+        let background = waiter.is_none();
         match st.queue.get_mut(uri) {
             Some(r) => {
                 r.strategy = strategy;
                 r.due = due;
-                r.waiters.push(tx);
+                r.waiters.extend(waiter);
+                r.background |= background;
             }
             None => {
-                st.queue.insert(uri.clone(), Request { strategy, due, waiters: vec![tx] });
+                let waiters = waiter.into_iter().collect();
+                st.queue.insert(uri.clone(), Request { strategy, due, waiters, background });
             }
         }
         drop(st);
         self.wake.notify_all();
-        rx
     }
 
     /// Runs `uri` now and waits for the outcome.
@@ -400,7 +453,7 @@ impl Propagator {
     pub fn on_open(&self, uri: &Url) {
         let s = self.settings.get();
         if s.mode == Mode::OnChange {
-            drop(self.request(uri, s.strategy, Duration::ZERO));
+            self.request_in_background(uri, s.strategy, Duration::ZERO);
         }
     }
     pub fn on_change(&self, uri: &Url) {
@@ -411,13 +464,13 @@ impl Propagator {
         }
         let s = self.settings.get();
         if s.mode == Mode::OnChange {
-            drop(self.request(uri, s.strategy, CHANGE_DEBOUNCE));
+            self.request_in_background(uri, s.strategy, CHANGE_DEBOUNCE);
         }
     }
     pub fn on_save(&self, uri: &Url) {
         let s = self.settings.get();
         if s.mode == Mode::OnSave {
-            drop(self.request(uri, s.strategy, Duration::ZERO));
+            self.request_in_background(uri, s.strategy, Duration::ZERO);
         }
     }
 
@@ -429,6 +482,7 @@ impl Propagator {
                 let _ = w.send(RunOutcome::NotRun("the document was closed".into()));
             }
         }
+        st.stop_running(Some(uri));
         let previous = st.docs.get_mut(uri).and_then(|d| {
             d.generation += 1;
             d.result.take()
@@ -462,10 +516,29 @@ impl Propagator {
     // ----- the thread -----
 
     fn serve(self: &Arc<Self>, uri: Url, req: Request) {
-        let generation = self.lock().docs.get(&uri).map_or(0, |d| d.generation);
+        let stop = Arc::new(AtomicBool::new(false));
+        let generation = {
+            let mut st = self.lock();
+            st.running = Some((uri.clone(), stop.clone()));
+            st.docs.get(&uri).map_or(0, |d| d.generation)
+        };
+        // Asked between any two ops: atomics only (see `any_typing`).
+        let control = || {
+            self.pause_while_typing(&stop);
+            if stop.load(Ordering::Acquire) || req.abandoned() {
+                Flow::Stop
+            } else {
+                Flow::Go
+            }
+        };
         let what = format!("the propagation of {uri}");
-        let outcome = guard(&what, &self.out, || self.run_now(&uri, req.strategy, generation))
-            .unwrap_or_else(RunOutcome::NotRun);
+        let outcome =
+            guard(&what, &self.out, || self.run_now(&uri, req.strategy, generation, &control))
+                .unwrap_or_else(RunOutcome::NotRun);
+        self.lock().running = None;
+        if matches!(outcome, RunOutcome::Cancelled) {
+            self.out.log(MessageType::LOG, format!("the propagation of {uri} was cancelled"));
+        }
         for w in req.waiters {
             let _ = w.send(outcome.clone());
         }
@@ -491,7 +564,13 @@ impl Propagator {
         a
     }
 
-    fn run_now(self: &Arc<Self>, uri: &Url, strategy: Strategy, generation: u64) -> RunOutcome {
+    fn run_now(
+        self: &Arc<Self>,
+        uri: &Url,
+        strategy: Strategy,
+        generation: u64,
+        control: &dyn Control,
+    ) -> RunOutcome {
         let t0 = Instant::now();
         let cpu0 = crate::cpu::thread();
         let Some(analyzed) = self.analyzed(uri) else {
@@ -532,24 +611,53 @@ impl Propagator {
         let (rev, version) = (analyzed.rev, analyzed.version);
         drop(analyzed);
         let computed = jobs.len();
+        // Why a run stopped: a newer request or a close, else its commands' cancellation.
+        let stopped = || {
+            if self.current(uri, generation) {
+                RunOutcome::Cancelled
+            } else {
+                RunOutcome::Superseded
+            }
+        };
         for job in jobs {
-            if !self.current(uri, generation) {
-                return RunOutcome::Superseded;
+            if control.pause() == Flow::Stop {
+                return stopped();
             }
             let t = Instant::now();
             let what =
                 format!("the propagation of {uri} (bytes {}..{})", job.span.start, job.span.end);
+            let hold = self.test_hold.as_ref().filter(|_| job.src.contains(TEST_HOLD_MARKER));
+            let control = || match hold {
+                // The first pause point of the first such run: tell, then hold until told
+                // to stop.
+                Some(h) if h.swap(false, Ordering::AcqRel) => {
+                    self.out
+                        .log(MessageType::LOG, format!("test: holding the propagation of {uri}"));
+                    while control.pause() == Flow::Go {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    Flow::Stop
+                }
+                _ => control.pause(),
+            };
             let run = guard(&what, &self.out, || {
-                let prop = editor::propagate(
+                let prop = editor::propagate_with(
                     &job.src,
                     &job.chunk,
                     &job.analysis.model,
                     &job.analysis.diagnostics,
                     strategy,
-                );
+                    &control,
+                )
+                .ok()?;
                 let hints = hints::propagated(&job.analysis.model, &prop, &prop.meshes);
-                (prop, hints)
+                Some((prop, hints))
             });
+            let run = match run {
+                Ok(Some(run)) => Ok(run),
+                Ok(None) => return stopped(),
+                Err(e) => Err(e),
+            };
             if let Ok((prop, hints)) = run {
                 chunks[job.index] = Some(Arc::new(ChunkRun {
                     key: job.key,
@@ -620,9 +728,10 @@ impl Propagator {
         });
     }
 
-    /// Blocks while an edit waits for its diagnostics (each for at most [`MAX_PAUSE`]).
-    fn pause_while_typing(&self) {
-        while self.any_typing.load(Ordering::Acquire) {
+    /// Blocks while an edit waits for its diagnostics (each for at most [`MAX_PAUSE`]),
+    /// unless the run is told to stop.
+    fn pause_while_typing(&self, stop: &AtomicBool) {
+        while self.any_typing.load(Ordering::Acquire) && !stop.load(Ordering::Acquire) {
             {
                 let mut t = self.typing.lock().unwrap_or_else(|e| e.into_inner());
                 t.retain(|_, (_, since)| since.elapsed() < MAX_PAUSE);
@@ -878,6 +987,7 @@ pub fn propagate_answer(outcome: &RunOutcome) -> Value {
             "cpu_ms": r.cpu.map(|c| (c.as_secs_f64() * 1e4).round() / 10.0),
         }),
         RunOutcome::Superseded => json!({"message": "sdy: superseded by a newer propagation run"}),
+        RunOutcome::Cancelled => json!({"message": "sdy: propagation cancelled"}),
         RunOutcome::NotRun(why) => json!({"message": format!("sdy: not propagated: {why}")}),
     }
 }

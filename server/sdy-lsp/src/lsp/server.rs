@@ -57,7 +57,13 @@ impl Server {
             out.log(MessageType::ERROR, format!("cannot start the analysis thread: {e}"));
         }
         let tokens = Arc::default();
-        let prop = Propagator::start(docs.clone(), out.clone(), client, config.clone());
+        let prop = Propagator::start(
+            docs.clone(),
+            out.clone(),
+            client,
+            config.clone(),
+            options.test_hooks,
+        );
         let shutdown = Arc::new(AtomicBool::new(false));
         Server { docs, sched, out, config, shutdown, tokens, prop }
     }

@@ -93,6 +93,23 @@ impl TestServer {
         self.call_raw(req).await
     }
 
+    /// Sends a request without waiting for its answer: its id and the answer to come
+    /// (the whole response: `result` or `error`).
+    pub async fn send(
+        &mut self,
+        method: &str,
+        params: Value,
+    ) -> (i64, tokio::task::JoinHandle<Value>) {
+        self.next_id += 1;
+        let req = Request::build(method.to_string()).id(self.next_id).params(params).finish();
+        let fut = self.service.ready().await.expect("service gone").call(req);
+        let answer = tokio::spawn(async move {
+            let resp = tokio::time::timeout(TIMEOUT, fut).await.expect("request timed out");
+            serde_json::to_value(resp.expect("service error").expect("a response")).unwrap()
+        });
+        (self.next_id, answer)
+    }
+
     pub async fn call_raw(&mut self, req: Request) -> Result<Value, Value> {
         let fut = self.service.ready().await.expect("service gone").call(req);
         let resp = tokio::time::timeout(TIMEOUT, fut)

@@ -12,12 +12,14 @@
 //!
 //! The passes run are the ones behind `opt`'s flags ([`Strategy::flag`]): the pipeline
 //! is [`super::pipeline`]'s, a strategy is [`super::run_strategy`] with the pass's
-//! default options; only a tracer is added to the propagation step.
+//! default options; only a tracer is added to the propagation step. A front end steers
+//! a run through a [`Control`] ([`propagate_with`]): it may pause it, or stop it.
 
 pub mod hints;
 pub mod reshards;
 pub mod sites;
 
+pub use super::control::{Control, Flow, RunToEnd, Stopped};
 use super::driver::Warning;
 use super::graph::Graph;
 use super::inference::{explain_strategy, AxisOrigin, Conflict, Explained};
@@ -196,18 +198,35 @@ pub fn propagate(
     diagnostics: &[Diagnostic],
     strategy: Strategy,
 ) -> ChunkPropagation {
+    match propagate_with(src, chunk, model, diagnostics, strategy, &RunToEnd) {
+        Ok(p) => p,
+        Err(Stopped) => ChunkPropagation::failure(strategy, Vec::new()),
+    }
+}
+
+/// [`propagate`], asking `control` at the pause points (between passes and between the
+/// ops of the propagation): where it says stop, the run returns [`Stopped`] at once.
+pub fn propagate_with(
+    src: &str,
+    chunk: &Chunk,
+    model: &Model,
+    diagnostics: &[Diagnostic],
+    strategy: Strategy,
+    control: &dyn Control,
+) -> Result<ChunkPropagation, Stopped> {
     let errors: Vec<Diagnostic> = crate::verify::mlir_view(diagnostics, model)
         .into_iter()
         .filter(|d| d.severity == Severity::Error)
         .collect();
     if !errors.is_empty() {
-        return ChunkPropagation::failure(strategy, errors);
+        return Ok(ChunkPropagation::failure(strategy, errors));
     }
     let mut m = crate::print::build_module(src, chunk);
     let written = sites::written(&m);
     let (outcome, explained) = match strategy {
         Strategy::Pipeline => {
-            let (o, e) = super::pipeline::run_pipeline_explained(&mut m, model, src, false);
+            let (o, e) =
+                super::pipeline::run_pipeline_explained(&mut m, model, src, false, control);
             (o, e.unwrap_or_default())
         }
         s => {
@@ -217,9 +236,12 @@ pub fn propagate(
                 Strategy::OpPriority => Level::OpPriority,
                 _ => Level::UserPriority,
             };
-            explain_strategy(&mut m, model, src, &Options::new(level))
+            explain_strategy(&mut m, model, src, &Options::new(level), control)
         }
     };
+    if outcome.stopped {
+        return Err(Stopped);
+    }
     let mut diags = warnings(outcome.warnings);
     if let Some(f) = outcome.failure {
         let span = Span::new(f.at, f.at);
@@ -232,12 +254,12 @@ pub fn propagate(
             origin: Origin::Pass,
             stage: None,
         });
-        return ChunkPropagation::failure(strategy, diags);
+        return Ok(ChunkPropagation::failure(strategy, diags));
     }
     let g = Graph::build(&m);
     let values = sites::results(model, &m, &g, &written);
     let reshards = reshards::find(model, &m, &g, &values, &explained);
-    ChunkPropagation {
+    Ok(ChunkPropagation {
         strategy,
         failed: false,
         diagnostics: diags,
@@ -247,7 +269,7 @@ pub fn propagate(
         explained,
         module: Some(m),
         printed: OnceLock::new(),
-    }
+    })
 }
 
 /// The pass warnings, each once-per-process warning once.
@@ -273,27 +295,6 @@ fn warnings(ws: Vec<Warning>) -> Vec<Diagnostic> {
         });
     }
     out
-}
-
-thread_local! {
-    static PAUSE: std::cell::RefCell<Option<Box<dyn Fn()>>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Installs (or removes) what a propagation running on this thread calls at its pause
-/// points: a front end that has more urgent work (an editor analysing a keystroke) may
-/// block there until it is done.
-pub fn set_pause_hook(hook: Option<Box<dyn Fn()>>) {
-    PAUSE.with(|p| *p.borrow_mut() = hook);
-}
-
-/// A point where a long propagation may pause (between ops of the worklist, between
-/// passes).
-pub fn pause_point() {
-    PAUSE.with(|p| {
-        if let Some(f) = &*p.borrow() {
-            f();
-        }
-    });
 }
 
 #[cfg(test)]

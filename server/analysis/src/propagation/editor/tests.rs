@@ -85,3 +85,76 @@ fn a_chunk_with_errors_is_not_run() {
     assert_eq!(p.printed(), "");
     assert!(!p.diagnostics.is_empty());
 }
+
+/// A function of `n` chained `stablehlo.add`s from a sharded argument.
+fn chain(n: usize) -> String {
+    let mut s = String::from("sdy.mesh @mesh = <[\"x\"=2]>\n\nfunc.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}) -> tensor<8xf32> {\n");
+    for i in 0..n {
+        let prev = if i == 0 { "%arg0".to_string() } else { format!("%{}", i - 1) };
+        s.push_str(&format!("  %{i} = stablehlo.add {prev}, {prev} : tensor<8xf32>\n"));
+    }
+    s.push_str(&format!("  return %{} : tensor<8xf32>\n}}\n", n - 1));
+    s
+}
+
+#[test]
+fn the_walks_of_a_chain_share_their_hops() {
+    // Each op's walk is its operand's plus one hop, in the same storage: the run keeps
+    // one hop per op, not one per op and predecessor (which was quadratic).
+    let n = 300;
+    let text = chain(n);
+    let (a, p) = run(&text, Strategy::Pipeline);
+    assert!(!p.failed, "{:?}", p.diagnostics);
+    let walks: Vec<_> = p
+        .values
+        .iter()
+        .filter(|v| matches!(v.site, Site::OpResult { .. }))
+        .map(|v| p.origins(v).into_iter().find(|o| o.axis.name == "x").expect("x").hops)
+        .collect();
+    assert_eq!(walks.len(), n);
+    for (i, w) in walks.iter().enumerate() {
+        assert_eq!(w.len(), i + 1);
+        if i > 0 {
+            assert!(w.extends(&walks[i - 1]), "the walk of op {i} copies its operand's");
+        }
+    }
+    // The hover shows the first hops and counts the rest.
+    let last = p.values.iter().rfind(|v| matches!(v.site, Site::OpResult { .. })).unwrap();
+    let why = crate::explain::why::explain(&a.model, &p, last, false, &|_| None);
+    assert!(why.contains(&format!("({} more)", n - 12)), "{why}");
+}
+
+#[test]
+fn a_stopped_run_stops_at_once() {
+    let text = chain(50);
+    let chunk = crate::parse_chunks(&text, false).remove(0);
+    let a = crate::analyze_chunk(&text, &chunk);
+    // Count the pause points of a whole run, then stop runs at each of the first ones:
+    // after the stop, no pause point is reached again, and there is no result.
+    let calls = std::cell::Cell::new(0usize);
+    let count = || {
+        calls.set(calls.get() + 1);
+        Flow::Go
+    };
+    for s in Strategy::ALL {
+        calls.set(0);
+        let full = propagate_with(&text, &chunk, &a.model, &a.diagnostics, s, &count);
+        assert!(full.is_ok_and(|p| !p.failed));
+        let total = calls.get();
+        assert!(total > 50, "{s:?}: {total} pause points");
+        for stop_at in [1, 2, total / 2, total] {
+            calls.set(0);
+            let stop = || {
+                calls.set(calls.get() + 1);
+                if calls.get() >= stop_at {
+                    Flow::Stop
+                } else {
+                    Flow::Go
+                }
+            };
+            let r = propagate_with(&text, &chunk, &a.model, &a.diagnostics, s, &stop);
+            assert!(r.is_err(), "{s:?}: stopped at {stop_at} but finished");
+            assert_eq!(calls.get(), stop_at, "{s:?}: went on after the stop at {stop_at}");
+        }
+    }
+}

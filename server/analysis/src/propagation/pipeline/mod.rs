@@ -7,6 +7,7 @@ pub mod export;
 pub mod full;
 pub mod import;
 
+use super::control::{Control, Flow, RunToEnd};
 use super::driver::{Failure, Warning};
 use super::inference::{explain_strategy, Explained};
 use super::{constraints, edges, run_strategy, Level, Options, Outcome};
@@ -15,42 +16,51 @@ use crate::print::ir::Module;
 
 /// Runs the pipeline on `m`.
 pub fn run_pipeline(m: &mut Module, model: &Model, src: &str, dedup_fully: bool) -> Outcome {
-    let out = pipeline_body(m, model, src, dedup_fully, false).0;
+    let out = pipeline_body(m, model, src, dedup_fully, None).0;
     super::graph::Graph::release_shared();
     out
 }
 
-/// [`run_pipeline`] with the editor's explanation of its propagation step.
+/// [`run_pipeline`] with the editor's explanation of its propagation step, asking
+/// `control` between passes and between the ops of the propagation (a stopped run
+/// returns at once, [`Outcome::stopped`]).
 pub fn run_pipeline_explained(
     m: &mut Module,
     model: &Model,
     src: &str,
     dedup_fully: bool,
+    control: &dyn Control,
 ) -> (Outcome, Option<Explained>) {
-    let out = pipeline_body(m, model, src, dedup_fully, true);
+    let out = pipeline_body(m, model, src, dedup_fully, Some(control));
     super::graph::Graph::release_shared();
     out
 }
 
+/// The pipeline; explained when a control is given.
 fn pipeline_body(
     m: &mut Module,
     model: &Model,
     src: &str,
     dedup_fully: bool,
-    explain: bool,
+    explain: Option<&dyn Control>,
 ) -> (Outcome, Option<Explained>) {
     let mut explained = None;
     let mut warnings: Vec<Warning> = Vec::new();
     let fail = |at: Option<u32>, message: String, warnings: Vec<Warning>| Outcome {
         warnings,
         failure: Some(Failure { at: loc_of(model, at), origin: at, message }),
+        stopped: false,
     };
+    let control = explain.unwrap_or(&RunToEnd);
+    let stopped = || (Outcome { stopped: true, ..Outcome::default() }, None);
     import::symbol_dce(m);
     import::lift_inlined_meshes(m);
     import::remove_size_one_axes(m);
     import::propagate_sharding_from_func_to_call(m);
     import::constant_or_scalar_splitter(m);
-    super::editor::pause_point();
+    if control.pause() == Flow::Stop {
+        return stopped();
+    }
     import::symbol_dce(m);
     if let Err((at, msg)) = import::manual_axes_cleanup(m) {
         return (fail(at, msg, warnings), explained);
@@ -81,19 +91,24 @@ fn pipeline_body(
         calls::add_func_data_flow_edges(m);
     }
     calls::pre_order_funcs(m);
-    super::editor::pause_point();
+    if control.pause() == Flow::Stop {
+        return stopped();
+    }
     let mut opts = Options::new(Level::UserPriority);
     opts.keep_sharding_rules = true;
-    let out = if explain {
-        let (out, e) = explain_strategy(m, model, src, &opts);
+    let out = if explain.is_some() {
+        let (out, e) = explain_strategy(m, model, src, &opts, control);
         explained = Some(e);
         out
     } else {
         run_strategy(m, model, src, &opts)
     };
+    if out.stopped {
+        return stopped();
+    }
     warnings.extend(out.warnings);
     if let Some(f) = out.failure {
-        return (Outcome { warnings, failure: Some(f) }, explained);
+        return (Outcome { warnings, failure: Some(f), stopped: false }, explained);
     }
     if !dedup_fully {
         calls::export_named_computations(m);
@@ -102,7 +117,9 @@ fn pipeline_body(
         calls::propagate_to_func_results(m);
         calls::sink_func_data_flow_edges(m);
     }
-    super::editor::pause_point();
+    if control.pause() == Flow::Stop {
+        return stopped();
+    }
     calls::unflatten_call_graph(m, dedup_fully);
     import::symbol_dce(m);
     calls::insert_func_call_reshards(m);
@@ -113,11 +130,13 @@ fn pipeline_body(
     export::update_non_divisible_io(m);
     export::remove_sub_axes_in_io(m);
     export::close_shardings(m);
-    super::editor::pause_point();
+    if control.pause() == Flow::Stop {
+        return stopped();
+    }
     export::insert_explicit_reshards(m);
     export::canonicalize(m);
     export::drop_sharding_rules(m);
-    (Outcome { warnings, failure: None }, explained)
+    (Outcome { warnings, ..Outcome::default() }, explained)
 }
 
 fn loc_of(model: &Model, origin: Option<u32>) -> u32 {
