@@ -162,7 +162,11 @@ pub static PASSES: &[PassInfo] = &[
 
 /// The pass registered under `flag` (without dashes).
 pub fn pass_info(flag: &str) -> Option<&'static PassInfo> {
-    PASSES.iter().chain(crate::propagation::passes::EXTRA).find(|p| p.flag == flag)
+    PASSES
+        .iter()
+        .chain(crate::propagation::passes::EXTRA)
+        .chain(crate::export::small_export_passes::SMALL_EXPORT_PASSES)
+        .find(|p| p.flag == flag)
 }
 
 /// A pass flag as written: the pass and its option values (validated).
@@ -217,7 +221,8 @@ pub fn parse_pass_flag(arg: &str) -> Result<PassSpec, String> {
     }
     let mut values: Vec<(&'static str, String)> =
         info.options.iter().map(|o| (o.name, o.default.to_string())).collect();
-    for (key, value) in split_options(opts.unwrap_or(""))? {
+    let known = |n: &str| info.options.iter().any(|o| o.name == n);
+    for (key, value) in split_options(opts.unwrap_or(""), &known)? {
         let Some(o) = info.options.iter().find(|o| o.name == key) else {
             return Err(format!("pass '-{name}' has no option '{key}'"));
         };
@@ -244,8 +249,12 @@ pub fn parse_pass_flag(arg: &str) -> Result<PassSpec, String> {
 
 /// Splits an option string into `key[=value]` items: separated by spaces (MLIR's
 /// pass option syntax) or by commas that start a new `key=`; surrounding quotes and a
-/// `{...}` wrapper are removed; values may be quoted.
-fn split_options(s: &str) -> Result<Vec<(String, Option<String>)>, String> {
+/// `{...}` wrapper are removed; values may be quoted. A comma followed by a name that
+/// `is_option` rejects stays in the value (`filter=dot,pad`).
+fn split_options(
+    s: &str,
+    is_option: &dyn Fn(&str) -> bool,
+) -> Result<Vec<(String, Option<String>)>, String> {
     let mut s = s.trim();
     for (open, close) in [('"', '"'), ('\'', '\''), ('{', '}')] {
         if s.len() >= 2 && s.starts_with(open) && s.ends_with(close) {
@@ -281,7 +290,7 @@ fn split_options(s: &str) -> Result<Vec<(String, Option<String>)>, String> {
                     items.push(std::mem::take(&mut cur));
                 }
             }
-            ',' if depth == 0 && starts_new_option(&chars[i + 1..]) => {
+            ',' if depth == 0 && starts_new_option(&chars[i + 1..], is_option) => {
                 if !cur.is_empty() {
                     items.push(std::mem::take(&mut cur));
                 }
@@ -304,14 +313,16 @@ fn split_options(s: &str) -> Result<Vec<(String, Option<String>)>, String> {
         .collect())
 }
 
-/// Whether `rest` (after a comma) starts with `name=`, `name ` or `name` at the end.
-fn starts_new_option(rest: &[char]) -> bool {
+/// Whether `rest` (after a comma) starts with `name=`, `name ` or `name` at the end,
+/// `name` an option.
+fn starts_new_option(rest: &[char], is_option: &dyn Fn(&str) -> bool) -> bool {
     let rest: String = rest.iter().collect();
     let rest = rest.trim_start();
     let name_len = rest
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
         .unwrap_or(rest.len());
     name_len > 0
+        && is_option(&rest[..name_len])
         && rest.starts_with(|c: char| c.is_ascii_alphabetic())
         && matches!(rest[name_len..].chars().next(), None | Some('=' | ',' | ' '))
 }
@@ -437,6 +448,27 @@ impl Pipeline {
         self.passes.iter().map(|p| p.flag()).collect()
     }
 
+    /// Runs the passes on `module`, a module the running pass of `cx` built (an op it
+    /// outlined): diagnostics go to `cx`.
+    pub fn run_on(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        module: &mut Module,
+    ) -> Result<(), PassFailed> {
+        let mut sub = PassContext {
+            src: cx.src,
+            chunk: cx.chunk,
+            model: cx.model,
+            module,
+            session: &mut *cx.session,
+            diagnostics: Vec::new(),
+        };
+        let result = self.passes.iter_mut().try_for_each(|p| p.run(&mut sub));
+        let diagnostics = std::mem::take(&mut sub.diagnostics);
+        cx.diagnostics.extend(diagnostics);
+        result
+    }
+
     /// Builds the chunk's module and runs the passes on it (stopping at the first
     /// failure). `model` is the chunk's semantic model.
     pub fn run(
@@ -509,7 +541,8 @@ mod tests {
 
     #[test]
     fn option_strings() {
-        let split = |s: &str| split_options(s).unwrap();
+        let any = |_: &str| true;
+        let split = |s: &str| split_options(s, &any).unwrap();
         assert_eq!(
             split("'a=1 b=x,c=true, d'"),
             vec![
@@ -527,6 +560,12 @@ mod tests {
                 ("m".to_string(), Some("x y".to_string())),
             ]
         );
-        assert!(split_options("a=\"x").is_err());
+        assert!(split_options("a=\"x", &any).is_err());
+        // A comma before a name that is no option stays in the value.
+        let only_filter = |n: &str| n == "filter";
+        assert_eq!(
+            split_options("filter=dot,constant,reshard", &only_filter).unwrap(),
+            vec![("filter".to_string(), Some("dot,constant,reshard".to_string()))]
+        );
     }
 }

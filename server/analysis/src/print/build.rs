@@ -772,6 +772,7 @@ impl Builder<'_> {
             i += 1;
         }
         drop_single_result_parens(&mut pieces);
+        space_equals(&mut pieces);
         if let Some(c) = last_top_level_colon(&pieces) {
             // The trailing signature is always ` : `.
             pieces[c].space_before = true;
@@ -998,6 +999,26 @@ fn push(pieces: &mut Vec<Piece>, gap: bool, kind: PieceKind) {
         _ => gap,
     };
     pieces.push(Piece { space_before: space, kind });
+}
+
+/// MLIR's custom forms print `name = value` with spaces (`dim=0` -> `dim = 0`); inside
+/// `<...>` (attribute bodies such as `replicated={...}`) the text is kept.
+fn space_equals(pieces: &mut [Piece]) {
+    let mut angle = 0i32;
+    for j in 0..pieces.len() {
+        let PieceKind::Text(s) = &pieces[j].kind else { continue };
+        match s.as_str() {
+            "<" => angle += 1,
+            ">" => angle -= 1,
+            "=" if angle == 0 => {
+                pieces[j].space_before = true;
+                if let Some(next) = pieces.get_mut(j + 1) {
+                    next.space_before = true;
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The index of the last `:` outside brackets (the start of the trailing signature).

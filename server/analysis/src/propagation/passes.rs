@@ -159,10 +159,10 @@ pub fn create_pipeline(o: &PassOptions) -> Box<dyn Pass> {
 }
 
 /// A pass made of one function over the module.
-struct FnPass {
-    flag: &'static str,
-    f: fn(&mut PassContext<'_>, &PassOptions) -> Result<(), PassFailed>,
-    options: PassOptions,
+pub(crate) struct FnPass {
+    pub(crate) flag: &'static str,
+    pub(crate) f: fn(&mut PassContext<'_>, &PassOptions) -> Result<(), PassFailed>,
+    pub(crate) options: PassOptions,
 }
 
 impl Pass for FnPass {
@@ -174,6 +174,8 @@ impl Pass for FnPass {
     }
 }
 
+/// `fn_pass!(create_fn, "flag", |cx, options| ...)` defines the constructor of a
+/// [`FnPass`].
 macro_rules! fn_pass {
     ($create:ident, $flag:literal, $body:expr) => {
         fn $create(o: &PassOptions) -> Box<dyn Pass> {
@@ -181,6 +183,7 @@ macro_rules! fn_pass {
         }
     };
 }
+pub(crate) use fn_pass;
 
 use super::pipeline::{calls, export, import};
 use crate::passes::{OptKind, OptionInfo, PassInfo};
@@ -303,7 +306,8 @@ fn_pass!(c_drop_rules, "sdy-drop-sharding-rules", |cx, _| {
     Ok(())
 });
 
-const fn info(
+/// A registry entry of a written pass.
+pub(crate) const fn info(
     flag: &'static str,
     summary: &'static str,
     options: &'static [OptionInfo],

@@ -502,3 +502,17 @@ pub fn gspmd_tuple_count(elements: usize, values: usize) -> String {
 pub fn gspmd_differs(exported: &str) -> String {
     format!("this GSPMD sharding does not match xla.sdy.sharding, which exports to {exported}")
 }
+
+// ----- sdy-verify-unreduced-axes -----
+
+/// `names` are the mismatching axis names, sorted, joined with `, `; `place` is
+/// `at call argument 0`, `at call result 0` or `at return value 0`.
+pub fn unreduced_axes_mismatch(names: &str, place: &str) -> String {
+    format!("has unreduced axes mismatch for '{names}' {place}.")
+}
+pub fn return_value_without_blessed_op(index: usize) -> String {
+    format!(
+        "at return value {index} without a blessed operation (e.g., sdy.reshard). This is an invalid transition from unreduced to reduced"
+    )
+}
+pub const OPERAND_MUST_BE_SHARDED: &str = "operand must be sharded.";
