@@ -115,3 +115,82 @@ fn with_text(req: Request) -> Option<Request> {
     *slot = Value::String(text);
     Some(Request::build("textDocument/didOpen").params(params).finish())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    type Seen = std::sync::Arc<std::sync::Mutex<Vec<Request>>>;
+
+    /// A service that answers nothing and records the requests it got.
+    struct Recorder(Seen);
+
+    impl Service<Request> for Recorder {
+        type Response = Option<Response>;
+        type Error = ();
+        type Future = future::Ready<Result<Option<Response>, ()>>;
+
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), ()>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, req: Request) -> Self::Future {
+            self.0.lock().unwrap().push(req);
+            future::ready(Ok(None))
+        }
+    }
+
+    fn recorder() -> (Recorder, Seen) {
+        let seen = Seen::default();
+        (Recorder(seen.clone()), seen)
+    }
+
+    fn call(gate: &mut Gate<Recorder>, req: Request) -> Option<Response> {
+        futures::executor::block_on(gate.call(req)).unwrap()
+    }
+
+    /// The text set aside goes into the `didOpen` the server routes, whatever becomes of
+    /// it there: nothing stays held (a rejected `didOpen` used to keep its text).
+    #[test]
+    fn a_text_set_aside_is_traded_back_once() {
+        let (inner, seen) = recorder();
+        let mut gate = Gate::new(inner, || {});
+        let n = 1 << 40;
+        aside::keep(n, "module {}".into());
+        let params =
+            json!({"textDocument": {"uri": "file:///a", "version": "not a number", "text": n}});
+        let req = Request::build(aside::OPEN).params(params).finish();
+        assert!(call(&mut gate, req).is_none());
+        assert_eq!(aside::take(n), None);
+        let got = seen.lock().unwrap().pop().unwrap();
+        assert_eq!(got.method(), "textDocument/didOpen");
+        assert_eq!(got.params().unwrap()["textDocument"]["text"], "module {}");
+    }
+
+    #[test]
+    fn answers_and_unanswered_requests() {
+        let (inner, _) = recorder();
+        let mut gate = Gate::new(inner, || {});
+        let a = Answer { id: Id::Number(3), code: -32600, message: "Invalid request: x".into() };
+        let req = Request::build(ANSWER).params(serde_json::to_value(&a).unwrap()).finish();
+        let res = call(&mut gate, req).unwrap();
+        assert_eq!(res.id(), &Id::Number(3));
+        assert_eq!(res.error().unwrap().message, "Invalid request: x");
+        // A request the server left unanswered (tower-lsp: an unknown `$/` method).
+        let req = Request::build("$/unknown").id(9i64).finish();
+        let res = call(&mut gate, req).unwrap();
+        assert_eq!(res.error().unwrap().code, ErrorCode::MethodNotFound);
+        // A notification stays unanswered.
+        assert!(call(&mut gate, Request::build("$/unknown").finish()).is_none());
+    }
+
+    #[test]
+    fn exit_is_noticed() {
+        let (inner, _) = recorder();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut gate = Gate::new(inner, move || tx.send(()).unwrap());
+        call(&mut gate, Request::build("exit").finish());
+        assert!(rx.try_recv().is_ok());
+    }
+}

@@ -347,6 +347,7 @@ mod tests {
             (r#"{"jsonrpc":"2.0","id":1}"#, inv(Id::Number(1), "neither a request (no method) nor a response")),
             (r#"{"jsonrpc":"2.0","result":1}"#, Verdict::Drop("a response without id".into())),
             (r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#, inv(Id::Null, "not a request, notification or response object")),
+            (r#"{"jsonrpc":"2.0","id":2,"method":"$/sdy-lsp/open"}"#, answer(Id::Number(2), MethodNotFound, "Method not found: $/sdy-lsp/open")),
             (r#"{"jsonrpc":"2.0","method":"$/sdy-lsp/answer"}"#, Verdict::Drop("unknown notification $/sdy-lsp/answer".into())),
             (r#"{"jsonrpc":"2.0","id":"s","method":"$/sdy-lsp/answer"}"#, answer(Id::String("s".into()), MethodNotFound, "Method not found: $/sdy-lsp/answer")),
             // serde_json refuses numbers past f64 (JSON-RPC: "an error occurred on the
