@@ -11,31 +11,15 @@
 
 use serde_json::{json, Value};
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// xorshift64*: reproducible from the seed, no dependency.
-struct Rng(u64);
+mod lsp_common;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-    fn chance(&mut self, one_in: usize) -> bool {
-        self.below(one_in) == 0
-    }
-}
+use lsp_common::rng::Rng;
+use lsp_common::stdio::read_frame;
 
 const URI: &str = "file:///fuzz.mlir";
 const DOC: &str = "sdy.mesh @mesh = <[\"x\"=2]>\nfunc.func @f(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}) -> tensor<8xf32> {\n  return %a : tensor<8xf32>\n}\n";
@@ -145,25 +129,6 @@ fn frame(body: &[u8]) -> Vec<u8> {
     let mut m = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
     m.extend_from_slice(body);
     m
-}
-
-/// One message of the server's output, which must be framed exactly.
-fn read_frame(r: &mut impl BufRead) -> Result<Value, String> {
-    let mut len = None;
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line).map_err(|e| e.to_string())? == 0 {
-            return Err("end of output".into());
-        }
-        if line == "\r\n" {
-            break;
-        }
-        let v = line.strip_prefix("Content-Length: ").ok_or(format!("header {line:?}"))?;
-        len = Some(v.trim_end().parse::<usize>().map_err(|e| e.to_string())?);
-    }
-    let mut body = vec![0; len.ok_or("no Content-Length")?];
-    r.read_exact(&mut body).map_err(|e| e.to_string())?;
-    serde_json::from_slice(&body).map_err(|e| format!("{e}: {}", String::from_utf8_lossy(&body)))
 }
 
 #[derive(Default)]
