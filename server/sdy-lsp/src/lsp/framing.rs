@@ -2,9 +2,9 @@
 //! empty line, then `Content-Length` bytes of body.
 //!
 //! Nothing a client sends ends the stream here. Header names are matched without regard
-//! to case (they are HTTP-style), unknown header fields are ignored, and a body is read
-//! into a buffer that grows only as its bytes arrive (a `Content-Length` of 2^63 costs
-//! nothing until the bytes come). A header problem (a line that is no header field, a
+//! to case (they are HTTP-style), unknown header fields are ignored, and a body's memory
+//! is touched only as its bytes arrive (a `Content-Length` up to the cap is reserved as
+//! address space; past the cap it is refused). A header problem (a line that is no header field, a
 //! `Content-Length` that is missing, not a number or over [`MAX_BODY`], a charset other
 //! than UTF-8) is returned as [`Frame::Bad`], and reading resynchronises at the next
 //! `Content-Length` in the input: a length over the cap is treated like a garbled one
