@@ -19,7 +19,7 @@ pub enum Shown {
 /// Where a diagnostic at an op whose location is `text` (`loc(...)`) is shown; `None`
 /// when the text is not a location this understands.
 pub fn shown<'a>(text: &'a str, alias: &dyn Fn(&str) -> Option<&'a str>) -> Option<Shown> {
-    let mut p = Parser { s: text, at: 0, alias, depth: 0 };
+    let mut p = Parser { s: text, at: 0, alias, depth: 0, nesting: 0 };
     let loc = p.loc()?;
     p.skip_ws();
     if p.at != text.len() {
@@ -92,7 +92,13 @@ struct Parser<'a, 'f> {
     alias: &'f dyn Fn(&str) -> Option<&'a str>,
     /// Alias nesting, bounded so that a cycle of aliases ends.
     depth: u32,
+    /// Location nesting, bounded like the parser's brackets: parsing, printing and
+    /// dropping a location recurse into it.
+    nesting: u32,
 }
+
+/// Locations nested deeper than this are not understood.
+const MAX_NESTING: u32 = 256;
 
 impl<'a> Parser<'a, '_> {
     fn rest(&self) -> &'a str {
@@ -152,6 +158,16 @@ impl<'a> Parser<'a, '_> {
 
     /// `loc(...)` or a bare location (inside another one).
     fn loc(&mut self) -> Option<Loc> {
+        if self.nesting >= MAX_NESTING {
+            return None;
+        }
+        self.nesting += 1;
+        let loc = self.loc_here();
+        self.nesting -= 1;
+        loc
+    }
+
+    fn loc_here(&mut self) -> Option<Loc> {
         if self.eat_word("loc") {
             if !self.eat("(") {
                 return None;
@@ -210,7 +226,13 @@ impl<'a> Parser<'a, '_> {
             if self.depth > 64 {
                 return None;
             }
-            let mut sub = Parser { s: text, at: 0, alias: self.alias, depth: self.depth + 1 };
+            let mut sub = Parser {
+                s: text,
+                at: 0,
+                alias: self.alias,
+                depth: self.depth + 1,
+                nesting: self.nesting,
+            };
             return sub.loc();
         }
         let s = self.string()?;
@@ -311,6 +333,16 @@ mod tests {
         assert_eq!(at(r#"loc("f.py":3:4 to :9)"#), "f.py:3:4");
         assert_eq!(at("loc(#a)"), "alias.py:7:8");
         assert_eq!(at("loc(callsite(#n at #a))"), "alias.py:7:8");
+    }
+
+    /// Deep nesting is refused, not recursed into (20,000 levels overflowed the stack).
+    #[test]
+    fn deep_nesting_is_not_understood() {
+        for (open, close) in [("\"a\"(", ")"), ("callsite(", " at unknown)"), ("fused[", "]")] {
+            let deep = |n| format!("loc({}\"f.py\":1:2{})", open.repeat(n), close.repeat(n));
+            assert_eq!(at(&deep(200)), "f.py:1:2");
+            assert_eq!(at(&deep(20_000)), "none");
+        }
     }
 
     #[test]

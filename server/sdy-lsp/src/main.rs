@@ -1,6 +1,7 @@
 //! `sdy-lsp`: the language server (no arguments, or `serve`) and the CLI commands
 //! `check`, `opt` and `explain`, all over the same analysis core.
 
+#[macro_use]
 mod cli;
 
 /// The parser allocates many small nodes; mimalloc is markedly cheaper than glibc here.
@@ -26,7 +27,7 @@ const USAGE: &str = "\
 usage: sdy-lsp [serve]                      run the language server on stdio
        sdy-lsp check [--format text|json] [--split-input-file] FILE...
        sdy-lsp opt FILE|- [sdy_opt flags]   parse, verify, run passes, print like sdy_opt
-       sdy-lsp explain [--split-input-file] [--markdown] FILE:LINE:COL
+       sdy-lsp explain [--split-input-file] [--markdown] FILE|-:LINE:COL
                                             the hover there: what the sharding, mesh, axis,
                                             value or op means (also inside xla.sdy.* and
                                             mhlo.sharding strings)
@@ -36,13 +37,12 @@ fn main() -> ExitCode {
     disable_transparent_huge_pages();
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        Some("--version") | Some("-V") => {
-            println!("sdy-lsp {}", env!("CARGO_PKG_VERSION"));
-            ExitCode::SUCCESS
-        }
+        Some("--version") | Some("-V") => cli::out::print_then(
+            &format!("sdy-lsp {}\n", env!("CARGO_PKG_VERSION")),
+            ExitCode::SUCCESS,
+        ),
         Some("--help") | Some("-h") | Some("help") => {
-            println!("{USAGE}");
-            ExitCode::SUCCESS
+            cli::out::print_then(&format!("{USAGE}\n"), ExitCode::SUCCESS)
         }
         Some("check") | Some("opt") | Some("explain") => {
             sdy_lsp::alloc::keep_freed_memory();
@@ -57,7 +57,7 @@ fn main() -> ExitCode {
             sdy_lsp::lsp::run_stdio(sdy_lsp::lsp::Options::from_env())
         }
         Some(other) => {
-            eprintln!("sdy-lsp: unknown command '{other}'\n{USAGE}");
+            complain!("sdy-lsp: unknown command '{other}'\n{USAGE}");
             ExitCode::from(2)
         }
     }

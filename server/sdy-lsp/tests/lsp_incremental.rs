@@ -12,6 +12,7 @@
 
 mod lsp_common;
 
+use lsp_common::rng::Rng;
 use lsp_common::{position16, TestServer};
 use ropey::Rope;
 use serde_json::{json, Value};
@@ -62,25 +63,6 @@ func.func @h(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %y : tensor<4xf32>
 }
 "#;
-
-/// Small deterministic PRNG (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545F4914F6CDD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
-}
 
 const SNIPPETS: &[&str] = &[
     " ",

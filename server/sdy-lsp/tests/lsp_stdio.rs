@@ -18,7 +18,7 @@
 mod lsp_common;
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -44,26 +44,8 @@ impl Process {
         let (tx, messages) = mpsc::channel();
         std::thread::spawn(move || {
             let mut r = BufReader::new(stdout);
-            loop {
-                let mut len = None;
-                loop {
-                    let mut line = String::new();
-                    if r.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let line = line.trim_end();
-                    if line.is_empty() {
-                        break;
-                    }
-                    if let Some(v) = line.strip_prefix("Content-Length:") {
-                        len = v.trim().parse::<usize>().ok();
-                    }
-                }
-                let mut body = vec![0; len.expect("Content-Length")];
-                if r.read_exact(&mut body).is_err() {
-                    return;
-                }
-                if tx.send(serde_json::from_slice(&body).expect("JSON")).is_err() {
+            while let Ok(m) = lsp_common::stdio::read_frame(&mut r) {
+                if tx.send(m).is_err() {
                     return;
                 }
             }

@@ -9,9 +9,7 @@ pub const TABLE_MAX_DEVICES: i64 = 16;
 
 /// The number of devices of a mesh with axes (`None` on overflow or a size below 1).
 pub fn device_count(mesh: &Mesh) -> Option<i64> {
-    mesh.axes
-        .iter()
-        .try_fold(1i64, |acc, a| if a.size < 1 { None } else { acc.checked_mul(a.size) })
+    mesh.device_count()
 }
 
 /// The size of an axis ref: the full axis size, or `k` of `"x":(m)k`.

@@ -9,9 +9,10 @@ mod folding;
 
 pub use folding::{folding_ranges, Fold, FoldKind};
 
-use crate::model::{Model, OpId};
+use crate::model::{MeshSymbol, Model, OpId};
 use sdy_syntax::tree::{AttrKind, Child, Custom, StmtKind};
 use sdy_syntax::Span;
+use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SymbolKind {
@@ -39,8 +40,13 @@ pub struct DocSymbol {
 
 /// The outline of a chunk: `top` is the chunk's top level, `src` its text.
 pub fn document_symbols(model: &Model, top: &[Child], src: &str) -> Vec<DocSymbol> {
+    // Found by op, not searched per op: a file may hold tens of thousands of meshes.
+    let mut meshes: HashMap<OpId, &MeshSymbol> = HashMap::new();
+    for m in model.meshes.iter().rev() {
+        meshes.insert(m.op, m); // the first of an op wins, as a search would find it
+    }
     let body: Vec<DocSymbol> =
-        model.top.iter().filter_map(|&id| top_symbol(model, id, src)).collect();
+        model.top.iter().filter_map(|&id| top_symbol(model, &meshes, id, src)).collect();
     // A lone explicit `module` holds the body (the model only has the body's ops).
     let mut ops = top.iter().filter(|c| c.op.kind == StmtKind::Op);
     let module = match (ops.next(), ops.next()) {
@@ -71,7 +77,12 @@ pub fn document_symbols(model: &Model, top: &[Child], src: &str) -> Vec<DocSymbo
 }
 
 /// A mesh or a function.
-fn top_symbol(model: &Model, id: OpId, src: &str) -> Option<DocSymbol> {
+fn top_symbol(
+    model: &Model,
+    meshes: &HashMap<OpId, &MeshSymbol>,
+    id: OpId,
+    src: &str,
+) -> Option<DocSymbol> {
     let info = model.op(id);
     match &info.node.custom {
         Custom::Func(f) => {
@@ -87,7 +98,7 @@ fn top_symbol(model: &Model, id: OpId, src: &str) -> Option<DocSymbol> {
             })
         }
         _ => {
-            let m = model.meshes.iter().find(|m| m.op == id)?;
+            let m = *meshes.get(&id)?;
             let axes = m.mesh.iter().flat_map(|mesh| &mesh.axes);
             let children = axes
                 .map(|a| DocSymbol {

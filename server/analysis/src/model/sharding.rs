@@ -56,9 +56,12 @@ impl Mesh {
     pub fn axis_index(&self, name: &str) -> Option<usize> {
         self.axes.iter().position(|a| a.name == name)
     }
-    /// The number of devices (1 for empty and maximal meshes).
-    pub fn device_count(&self) -> i64 {
-        self.axes.iter().map(|a| a.size).product()
+    /// The number of devices (1 for empty and maximal meshes); `None` when it does not
+    /// fit an `i64` or an axis size is below 1.
+    pub fn device_count(&self) -> Option<i64> {
+        self.axes
+            .iter()
+            .try_fold(1i64, |acc, a| if a.size < 1 { None } else { acc.checked_mul(a.size) })
     }
 }
 

@@ -92,13 +92,12 @@ fn padded_dimensions(
     let mut hints = Vec::new();
     for (d, (size, dim)) in shape.iter().zip(&s.dims).enumerate() {
         let Dim::Static(size) = *size else { continue };
-        let shards: i64 = dim
-            .axes
-            .iter()
-            .map(|a| a.sub.map_or_else(|| axis_size(mesh, &a.name), |(_, sub)| sub))
-            .product();
-        if shards > 1 && size % shards != 0 {
-            let padded = (size + shards - 1) / shards * shards;
+        // Checked: axis sizes multiply past i64 in hostile (or mistaken) meshes.
+        let shards = dim.axes.iter().try_fold(1i64, |acc, a| {
+            acc.checked_mul(a.sub.map_or_else(|| axis_size(mesh, &a.name), |(_, sub)| sub))
+        });
+        if shards.is_none_or(|shards| shards > 1 && size % shards != 0) {
+            let padded = shards.and_then(|s| size.checked_add(s - 1).map(|x| x / s * s));
             let m = msg::padded_dimension(d, size, shards, padded);
             hints.push(hint(dim.span, Severity::Hint, m));
         }

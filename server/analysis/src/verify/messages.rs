@@ -446,13 +446,24 @@ pub fn edge_index_out_of_range(kind: &str, count: usize, index: i64) -> String {
 
 // ----- hints (ours, not Shardy's) -----
 
-pub fn padded_dimension(dim: usize, size: i64, shards: i64, padded: i64) -> String {
+/// `None`: a number past `i64` (the hover says `?` too).
+fn count(n: Option<i64>) -> String {
+    n.map_or("?".into(), |n| n.to_string())
+}
+pub fn padded_dimension(dim: usize, size: i64, shards: Option<i64>, padded: Option<i64>) -> String {
+    let padding = count(padded.map(|p| p - size));
+    let (shards, padded) = (count(shards), count(padded));
     format!(
-        "dimension {dim} of size {size} is not divisible by its {shards} shards: it will be padded to {padded} ({} padding elements)",
-        padded - size
+        "dimension {dim} of size {size} is not divisible by its {shards} shards: it will be padded to {padded} ({padding} padding elements)"
     )
 }
-pub fn mesh_device_count_differs(name: &str, count: i64, other: &str, other_count: i64) -> String {
+pub fn mesh_device_count_differs(
+    name: &str,
+    count: Option<i64>,
+    other: &str,
+    other_count: Option<i64>,
+) -> String {
+    let (count, other_count) = (self::count(count), self::count(other_count));
     format!(
         "mesh @{name} has {count} devices but mesh @{other} has {other_count}; meshes of one module are expected to have the same number of devices"
     )

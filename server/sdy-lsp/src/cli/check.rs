@@ -17,7 +17,7 @@ pub fn run(args: &[String]) -> ExitCode {
                 Some("json") => json = true,
                 Some("text") => json = false,
                 other => {
-                    eprintln!("sdy-lsp check: --format takes text or json, got {other:?}");
+                    complain!("sdy-lsp check: --format takes text or json, got {other:?}");
                     return ExitCode::from(2);
                 }
             },
@@ -25,14 +25,14 @@ pub fn run(args: &[String]) -> ExitCode {
             "--format=text" => json = false,
             "--split-input-file" | "-split-input-file" => split = true,
             f if f.starts_with('-') && f != "-" => {
-                eprintln!("sdy-lsp check: unknown option '{f}'");
+                complain!("sdy-lsp check: unknown option '{f}'");
                 return ExitCode::from(2);
             }
             f => files.push(f.to_string()),
         }
     }
     if files.is_empty() {
-        eprintln!("sdy-lsp check: no input files");
+        complain!("sdy-lsp check: no input files");
         return ExitCode::from(2);
     }
     let mut any_error = false;
@@ -42,7 +42,7 @@ pub fn run(args: &[String]) -> ExitCode {
         let text = match super::read_input(file) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("sdy-lsp check: cannot read {file}: {e}");
+                complain!("sdy-lsp check: cannot read {file}: {e}");
                 return ExitCode::from(2);
             }
         };
@@ -60,15 +60,9 @@ pub fn run(args: &[String]) -> ExitCode {
         }
     }
     if json {
-        println!("[{}]", json_items.join(",\n "));
-    } else {
-        print!("{text_out}");
+        text_out = format!("[{}]\n", json_items.join(",\n "));
     }
-    if any_error {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
+    super::out::print_then(&text_out, if any_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 fn json_diagnostic(file: &str, index: &LineIndex, d: &sdy_analysis::diag::Diagnostic) -> String {

@@ -13,7 +13,8 @@ use sdy_lsp::lsp::analysis::ChunkResult;
 use sdy_lsp::lsp::hover;
 use std::process::ExitCode;
 
-pub const USAGE: &str = "sdy-lsp explain [--split-input-file] [--markdown] FILE:LINE:COL";
+pub const USAGE: &str =
+    "sdy-lsp explain [--split-input-file] [--markdown] FILE:LINE:COL (FILE - is stdin)";
 
 pub fn run(args: &[String]) -> ExitCode {
     let mut split = false;
@@ -23,47 +24,44 @@ pub fn run(args: &[String]) -> ExitCode {
         match a.as_str() {
             "--split-input-file" | "-split-input-file" => split = true,
             "--markdown" => markdown = true,
-            f if f.starts_with('-') && f.len() > 1 => {
-                eprintln!("sdy-lsp explain: unknown option '{f}'\nusage: {USAGE}");
+            // `-:LINE:COL` is standard input.
+            f if f.starts_with('-') && f.len() > 1 && !f.starts_with("-:") => {
+                complain!("sdy-lsp explain: unknown option '{f}'\nusage: {USAGE}");
                 return ExitCode::from(2);
             }
             t if target.is_none() => target = Some(t.to_string()),
             t => {
-                eprintln!("sdy-lsp explain: unexpected argument '{t}'\nusage: {USAGE}");
+                complain!("sdy-lsp explain: unexpected argument '{t}'\nusage: {USAGE}");
                 return ExitCode::from(2);
             }
         }
     }
     let Some((file, line, col)) = target.as_deref().and_then(parse_target) else {
-        eprintln!("usage: {USAGE}");
+        complain!("usage: {USAGE}");
         return ExitCode::from(2);
     };
     let text = match super::read_input(file) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("sdy-lsp explain: cannot read {file}: {e}");
+            complain!("sdy-lsp explain: cannot read {file}: {e}");
             return ExitCode::from(2);
         }
     };
     let Some(offset) = offset_of(&text, line, col) else {
-        eprintln!("sdy-lsp explain: {file}:{line}:{col} is outside the file");
+        complain!("sdy-lsp explain: {file}:{line}:{col} is outside the file");
         return ExitCode::from(2);
     };
     match explain(&text, split, offset) {
-        Some(md) if markdown => {
-            print!("{md}");
-            ExitCode::SUCCESS
-        }
+        Some(md) if markdown => super::out::print_then(&md, ExitCode::SUCCESS),
         Some(md) => {
-            let plain = hover::plain(&md);
-            print!("{plain}");
+            let mut plain = hover::plain(&md);
             if !plain.ends_with('\n') {
-                println!();
+                plain.push('\n');
             }
-            ExitCode::SUCCESS
+            super::out::print_then(&plain, ExitCode::SUCCESS)
         }
         None => {
-            eprintln!("sdy-lsp explain: nothing to explain at {file}:{line}:{col}");
+            complain!("sdy-lsp explain: nothing to explain at {file}:{line}:{col}");
             ExitCode::from(1)
         }
     }

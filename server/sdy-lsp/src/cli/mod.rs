@@ -1,16 +1,17 @@
 //! Command-line front ends over the analysis core.
+
+/// `eprintln!` that cannot fail: with stderr gone or full there is nowhere left to say so.
+macro_rules! complain {
+    ($($t:tt)*) => {
+        $crate::cli::out::to_stderr(&format!($($t)*))
+    };
+}
+
 pub mod check;
 pub mod explain;
+pub mod input;
 pub mod opt;
+pub mod out;
 pub mod report;
 
-/// Reads a file, or standard input for `-`.
-pub fn read_input(path: &str) -> std::io::Result<String> {
-    if path == "-" {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)?;
-        Ok(s)
-    } else {
-        std::fs::read_to_string(path)
-    }
-}
+pub use input::read_input;

@@ -68,14 +68,14 @@ pub fn run(args: &[String]) -> ExitCode {
     let opts = match parse_args(args) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("{e}");
+            complain!("{e}");
             return ExitCode::from(2);
         }
     };
     let text = match super::read_input(&opts.file) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("sdy-lsp opt: cannot read {}: {e}", opts.file);
+            complain!("sdy-lsp opt: cannot read {}: {e}", opts.file);
             return ExitCode::from(2);
         }
     };
@@ -88,7 +88,7 @@ pub fn run(args: &[String]) -> ExitCode {
     let mut pipeline = Pipeline::new();
     for spec in &opts.passes {
         if let Err(e) = pipeline.add(spec) {
-            eprintln!("sdy-lsp opt: {e}");
+            complain!("sdy-lsp opt: {e}");
             return ExitCode::from(2);
         }
     }
@@ -134,17 +134,10 @@ pub fn run(args: &[String]) -> ExitCode {
         }
         outputs.push(printed);
     }
-    let stdout = outputs.join("// -----\n");
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(stdout.as_bytes());
-    let _ = out.flush();
+    let written = super::out::print(&outputs.join("// -----\n"));
     let _ = std::io::stderr().lock().write_all(stderr.as_bytes());
     let bad = if opts.verify { verify_failed } else { failed };
-    if bad {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
+    written.err().unwrap_or(if bad { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// Where MLIR reports a diagnostic at offset `at` of `chunk`: at the explicit location

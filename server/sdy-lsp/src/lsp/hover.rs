@@ -96,9 +96,11 @@ fn symbol_or_value(cx: &HoverCtx) -> Option<HoverResult> {
         }
         Target::Symbol { name, kind: SymbolKind::Mesh, .. } => {
             let span = query::mesh_definition_span(model, name)?;
-            let devices = model.mesh(name)?.mesh.as_ref().map(|m| m.device_count());
-            let what =
-                devices.map_or(String::new(), |n| format!("mesh of {n} device{}", plural(n)));
+            let what = match model.mesh(name)?.mesh.as_ref().map(|m| m.device_count()) {
+                None => String::new(),
+                Some(Some(n)) => format!("mesh of {n} device{}", plural(n)),
+                Some(None) => "mesh of ? devices".to_string(), // past i64
+            };
             fenced(&snippet(cx.chunk.text(span)), &what)
         }
         Target::Symbol { name, kind: SymbolKind::Func, .. } => {

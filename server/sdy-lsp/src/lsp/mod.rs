@@ -3,7 +3,10 @@
 //! This layer translates and schedules; it holds no analysis logic.
 //!
 //! ```text
-//!  stdin thread (stdin.rs: a big didOpen's text set aside, unescaped in place)
+//!  stdin thread (stdin.rs: framing.rs frames, validate.rs keeps from tower-lsp what it
+//!    cannot decode; aside.rs: a big didOpen's text set aside, unescaped in place)
+//!    ▼
+//!  gate.rs: answers for the stdin thread, trades set-aside texts back, notices exit
 //!    ▼
 //!  tower-lsp I/O task (stdin → handlers → stdout)
 //!    │ didOpen/didChange: edits applied at once, in order, before any await
@@ -32,6 +35,7 @@
 //! [`server::Server::with_analysis`].
 
 pub mod analysis;
+pub mod aside;
 pub mod capabilities;
 pub mod code_actions;
 pub mod code_lens;
@@ -39,6 +43,8 @@ pub mod completion;
 pub mod definition;
 pub mod diagnostics;
 pub mod documents;
+pub mod framing;
+pub mod gate;
 pub mod hover;
 pub mod inlay_hints;
 pub mod outgoing;
@@ -54,10 +60,11 @@ pub mod settings;
 pub mod stdin;
 pub mod strings;
 pub mod symbols;
+pub mod validate;
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tower_lsp::{ClientSocket, LspService, Server as LspServer};
 
@@ -127,21 +134,10 @@ pub fn run_stdio(options: Options) -> ExitCode {
     let code = runtime.block_on(async move {
         let (service, socket) = service(options);
         let shutdown_seen = service.inner().shutdown_flag();
-        // tower-lsp 0.20 keeps reading stdin after `exit` and only stops at EOF, so a
-        // client that keeps stdin open would never see the process end (tower-lsp #399).
-        // Notice `exit` on its way in and stop serving right away.
         let (exit_tx, exit_rx) = tokio::sync::oneshot::channel::<()>();
-        let exit_tx = Arc::new(Mutex::new(Some(exit_tx)));
-        let service = tower::ServiceBuilder::new()
-            .map_request(move |req: tower_lsp::jsonrpc::Request| {
-                if req.method() == "exit" {
-                    if let Some(tx) = exit_tx.lock().unwrap_or_else(|e| e.into_inner()).take() {
-                        let _ = tx.send(());
-                    }
-                }
-                req
-            })
-            .service(service);
+        let service = gate::Gate::new(service, move || {
+            let _ = exit_tx.send(());
+        });
         tokio::select! {
             _ = LspServer::new(stdin::Input::stdin(), tokio::io::stdout(), socket).serve(service) => {}
             _ = exit_rx => {}

@@ -165,7 +165,7 @@ impl LanguageServer for Server {
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
         let d = params.text_document;
         let uri = d.uri.clone();
-        let text = super::stdin::take(d.text);
+        let text = d.text;
         let t0 = std::time::Instant::now();
         let received = self.config().trace_timing.then(crate::cpu::memory);
         let opened = self.notify("textDocument/didOpen", || self.docs.open(d.uri, d.version, text));

@@ -2,6 +2,9 @@
 //! (`Service::call`), server-to-client messages read from its `ClientSocket`.
 #![allow(dead_code)]
 
+pub mod rng;
+pub mod stdio;
+
 use futures::StreamExt;
 use sdy_lsp::lsp::{self, Options, Server};
 use serde_json::{json, Value};

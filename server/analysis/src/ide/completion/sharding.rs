@@ -168,7 +168,9 @@ impl Cx<'_> {
                     let axes: Vec<String> =
                         mesh.axes.iter().map(|a| format!("\"{}\"={}", a.name, a.size)).collect();
                     let n = mesh.device_count();
-                    format!("<[{}]> · {n} device{}", axes.join(", "), if n == 1 { "" } else { "s" })
+                    let count = n.map_or("?".into(), |n| n.to_string());
+                    let s = if n == Some(1) { "" } else { "s" };
+                    format!("<[{}]> · {count} device{s}", axes.join(", "))
                 }
                 None => "mesh".to_string(),
             };

@@ -237,7 +237,7 @@ fn obvious_mesh(scope: &Scope, devices: i64) -> Option<(String, Mesh)> {
     let from_strings = scope.meshes().into_iter().map(|StringMesh { name, mesh, .. }| (name, mesh));
     for (name, mesh) in from_ops.chain(from_strings) {
         if !mesh.axes.is_empty()
-            && mesh.device_count() == devices
+            && mesh.device_count() == Some(devices)
             && !found.iter().any(|(n, _)| *n == name)
         {
             found.push((name, mesh));

@@ -42,5 +42,5 @@ fn meshes_of_the_module() {
     assert_eq!(meshes.len(), 2);
     assert_eq!(meshes[0].name_span.text(src), "m");
     assert_eq!(meshes[0].mesh.axes[0].span.text(src), "\\22a\\22=4");
-    assert_eq!(meshes[0].mesh.device_count(), 4);
+    assert_eq!(meshes[0].mesh.device_count(), Some(4));
 }

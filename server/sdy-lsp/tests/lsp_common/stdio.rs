@@ -1,0 +1,24 @@
+//! The server's output over stdio, for the whole-process tests.
+
+use serde_json::Value;
+use std::io::BufRead;
+
+/// One message of the server's output, which must be framed exactly as the server
+/// frames it (`Content-Length: N\r\n\r\n` and N bytes of JSON).
+pub fn read_frame(r: &mut impl BufRead) -> Result<Value, String> {
+    let mut len = None;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).map_err(|e| e.to_string())? == 0 {
+            return Err("end of output".into());
+        }
+        if line == "\r\n" {
+            break;
+        }
+        let v = line.strip_prefix("Content-Length: ").ok_or(format!("header {line:?}"))?;
+        len = Some(v.trim_end().parse::<usize>().map_err(|e| e.to_string())?);
+    }
+    let mut body = vec![0; len.ok_or("no Content-Length")?];
+    r.read_exact(&mut body).map_err(|e| e.to_string())?;
+    serde_json::from_slice(&body).map_err(|e| format!("{e}: {}", String::from_utf8_lossy(&body)))
+}
