@@ -502,3 +502,13 @@ pub fn gspmd_tuple_count(elements: usize, values: usize) -> String {
 pub fn gspmd_differs(exported: &str) -> String {
     format!("this GSPMD sharding does not match xla.sdy.sharding, which exports to {exported}")
 }
+
+// ----- -sdy-insert-explicit-reshards -----
+
+pub const CONFLICTING_SINGLE_DEVICE_RESULTS: &str =
+    "has conflicting single-device result shardings";
+
+/// A function argument or result (`kind`) with a maximal-mesh sharding.
+pub fn single_device_func_io(kind: &str, index: usize) -> String {
+    format!("function {kind} {index} cannot have a single-device (maximal) sharding attribute")
+}

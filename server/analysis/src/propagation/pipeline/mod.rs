@@ -4,7 +4,6 @@
 
 pub mod calls;
 pub mod export;
-pub mod full;
 pub mod import;
 
 use super::driver::{Failure, Warning};
@@ -114,7 +113,11 @@ fn pipeline_body(
     export::remove_sub_axes_in_io(m);
     export::close_shardings(m);
     super::editor::pause_point();
-    export::insert_explicit_reshards(m);
+    if let Err((at, msg)) =
+        crate::export::explicit_reshards::insert_explicit_reshards(m, model, src, false)
+    {
+        return (fail(at, msg, warnings), explained);
+    }
     export::canonicalize(m);
     export::drop_sharding_rules(m);
     (Outcome { warnings, failure: None }, explained)
