@@ -161,3 +161,29 @@ fn distribute(slots: &mut [FactorSharding], sizes: &[i64], all: &[AxisRef], mesh
         cur = if advanced { remaining_at(all, i, mesh) } else { Some(c) };
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each factor's axes and overflow axes after dealing `all` out, as text.
+    fn dealt(sizes: &[i64], all: &[AxisRef]) -> Vec<String> {
+        let mesh = Mesh { axes: vec![("x".into(), 8), ("y".into(), 2)], device_ids: vec![] };
+        let mut slots = vec![FactorSharding::default(); sizes.len()];
+        distribute(&mut slots, sizes, all, &mesh);
+        let text = |v: &[AxisRef]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",");
+        slots.iter().map(|s| format!("[{}] [{}]", text(&s.axes), text(&s.overflow))).collect()
+    }
+
+    #[test]
+    fn an_axis_is_split_over_the_factors_it_divides() {
+        let got = dealt(&[2, 8], &[AxisRef::full("x"), AxisRef::full("y")]);
+        assert_eq!(got, ["[\"x\":(1)2] []", "[\"x\":(2)4,\"y\"] []"]);
+    }
+
+    #[test]
+    fn what_no_factor_takes_overflows_the_last_one() {
+        let got = dealt(&[3, 5], &[AxisRef::full("x")]);
+        assert_eq!(got, ["[] []", "[] [\"x\"]"]);
+    }
+}

@@ -5,7 +5,7 @@
 use crate::print::attr::NamedAttr;
 use crate::print::ir::{Attr, Module, Op, Syntax, ValueId};
 use crate::print::sdy::TensorSharding;
-use crate::propagation::edges::{insert_op, insertion_after, replace_all_uses_except};
+use crate::propagation::edges::{insert_op, insertion_after, post_order, replace_all_uses_except};
 use crate::propagation::graph::{Graph, GraphCache, OpIdx, Path};
 use std::rc::Rc;
 
@@ -36,26 +36,18 @@ impl<'a> Rewriter<'a> {
     pub fn new(m: &'a mut Module) -> (Rewriter<'a>, Vec<(OpKey, Vec<OpKey>)>) {
         let g = Graph::shared(m);
         let mut funcs = Vec::new();
-        let mut next: OpKey = 0;
-        let top = g.nodes[0].children.first().and_then(|r| r.first()).cloned().unwrap_or_default();
-        for f in top {
-            if g.nodes[f].name != "func.func" {
-                continue;
+        // A function's ops come right before it in post-order.
+        let mut ops = Vec::new();
+        for (next, i) in (0..).zip(post_order(&g)) {
+            g.op_mut(m, i).set_attr(MARK, Attr::Int { value: next, ty: "i64".into() });
+            let n = &g.nodes[i];
+            if n.parent != Some(0) {
+                ops.push(next);
+            } else if n.name == "func.func" {
+                funcs.push((next, std::mem::take(&mut ops)));
+            } else {
+                ops.clear();
             }
-            let mut post = Vec::new();
-            post_order(&g, f, &mut post);
-            let mut ops = Vec::new();
-            let mut key = 0;
-            for i in post {
-                g.op_mut(m, i).set_attr(MARK, Attr::Int { value: next, ty: "i64".into() });
-                if i == f {
-                    key = next;
-                } else {
-                    ops.push(next);
-                }
-                next += 1;
-            }
-            funcs.push((key, ops));
         }
         let cache = GraphCache::with_marker(m, MARK);
         (Rewriter { m, cache }, funcs)
@@ -172,17 +164,6 @@ impl<'a> Rewriter<'a> {
         }
         self.cache.invalidate();
     }
-}
-
-fn post_order(g: &Graph, i: OpIdx, out: &mut Vec<OpIdx>) {
-    for r in &g.nodes[i].children {
-        for b in r {
-            for &c in b {
-                post_order(g, c, out);
-            }
-        }
-    }
-    out.push(i);
 }
 
 /// `sdy.reshard` props.
