@@ -9,3 +9,5 @@ pub mod remove_ag_rs_for_cmv1;
 pub mod resolve_single_device_sharding;
 pub mod small_export_passes;
 pub mod verify_unreduced_axes;
+
+pub mod explicit_reshards;

@@ -1108,8 +1108,9 @@ fn pretty_printable(op: &Op, from_generic: bool) -> bool {
         n if is_elementwise(n) => {
             op.results.len() == 1 && op.regions.is_empty() && op.props.is_empty()
         }
+        // `select` also reads a function type, which MLIR prints in its short form.
         n if n.starts_with("stablehlo.") || n.starts_with("chlo.") => {
-            from_generic && super::stablehlo::custom_printable(op)
+            (from_generic || n == "stablehlo.select") && super::stablehlo::custom_printable(op)
         }
         _ => false,
     }

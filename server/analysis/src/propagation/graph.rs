@@ -214,6 +214,11 @@ impl GraphCache {
         self.marked.get(&id).copied()
     }
 
+    /// The index [`GraphCache::get`] last returned, shared.
+    pub fn shared(&self) -> Rc<Graph> {
+        self.g.clone()
+    }
+
     /// Forces a rebuild on the next [`GraphCache::get`].
     pub fn invalidate(&mut self) {
         self.values = usize::MAX;

@@ -297,9 +297,12 @@ fn_pass!(c_close, "sdy-close-shardings", |cx, _| {
     export::close_shardings(cx.module);
     Ok(())
 });
-fn_pass!(c_explicit_reshards, "sdy-insert-explicit-reshards", |cx, _| {
-    export::insert_explicit_reshards(cx.module);
-    Ok(())
+fn_pass!(c_explicit_reshards, "sdy-insert-explicit-reshards", |cx, o| {
+    let full = o.bool("enable-full-version");
+    let r = crate::export::explicit_reshards::insert_explicit_reshards(
+        cx.module, cx.model, cx.src, full,
+    );
+    fail(cx, r)
 });
 fn_pass!(c_drop_rules, "sdy-drop-sharding-rules", |cx, _| {
     export::drop_sharding_rules(cx.module);
@@ -388,7 +391,7 @@ pub static EXTRA: &[PassInfo] = &[
     info("sdy-close-shardings", "closes every sharding", &[], c_close),
     info(
         "sdy-insert-explicit-reshards",
-        "explicit reshards (minimal mode)",
+        "reshards ops to their sharding rules",
         FULL,
         c_explicit_reshards,
     ),

@@ -112,17 +112,17 @@ fn add_axes(dim: &mut Vec<AxisRef>, axes: &[AxisRef], mesh: &Mesh) -> i64 {
 
 /// The remaining part of the axis being projected: its size and pre-size when split.
 #[derive(Clone, Copy)]
-struct Remaining {
-    size: i64,
-    pre: Option<i64>,
+pub(crate) struct Remaining {
+    pub size: i64,
+    pub pre: Option<i64>,
 }
 
-fn remaining_at(axes: &[AxisRef], i: usize, mesh: &Mesh) -> Option<Remaining> {
+pub(crate) fn remaining_at(axes: &[AxisRef], i: usize, mesh: &Mesh) -> Option<Remaining> {
     let a = axes.get(i)?;
     Some(Remaining { size: axis::size(a, mesh), pre: a.sub.map(|s| s.0) })
 }
 
-fn remaining_ref(name: &str, r: Remaining) -> AxisRef {
+pub(crate) fn remaining_ref(name: &str, r: Remaining) -> AxisRef {
     match r.pre {
         Some(p) => sub_axis(name, p, r.size),
         None => AxisRef::full(name),
@@ -130,7 +130,7 @@ fn remaining_ref(name: &str, r: Remaining) -> AxisRef {
 }
 
 /// Adds the remaining piece `rem` of `axes[i]` and every later axis to `out`.
-fn add_remaining(
+pub(crate) fn add_remaining(
     out: &mut Vec<AxisRef>,
     mut rem: Option<Remaining>,
     axes: &[AxisRef],
@@ -144,7 +144,7 @@ fn add_remaining(
     }
 }
 
-fn gcd(a: i64, b: i64) -> i64 {
+pub(crate) fn gcd(a: i64, b: i64) -> i64 {
     let (mut a, mut b) = (a.abs(), b.abs());
     while b != 0 {
         (a, b) = (b, a % b);

@@ -527,3 +527,13 @@ pub fn return_value_without_blessed_op(index: usize) -> String {
     )
 }
 pub const OPERAND_MUST_BE_SHARDED: &str = "operand must be sharded.";
+
+// ----- -sdy-insert-explicit-reshards -----
+
+pub const CONFLICTING_SINGLE_DEVICE_RESULTS: &str =
+    "has conflicting single-device result shardings";
+
+/// A function argument or result (`kind`) with a maximal-mesh sharding.
+pub fn single_device_func_io(kind: &str, index: usize) -> String {
+    format!("function {kind} {index} cannot have a single-device (maximal) sharding attribute")
+}

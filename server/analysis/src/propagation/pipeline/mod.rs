@@ -4,7 +4,6 @@
 
 pub mod calls;
 pub mod export;
-pub mod full;
 pub mod import;
 
 use super::control::{Control, Flow, RunToEnd};
@@ -133,7 +132,11 @@ fn pipeline_body(
     if control.pause() == Flow::Stop {
         return stopped();
     }
-    export::insert_explicit_reshards(m);
+    if let Err((at, msg)) =
+        crate::export::explicit_reshards::insert_explicit_reshards(m, model, src, false)
+    {
+        return (fail(at, msg, warnings), explained);
+    }
     export::canonicalize(m);
     export::drop_sharding_rules(m);
     (Outcome { warnings, ..Outcome::default() }, explained)

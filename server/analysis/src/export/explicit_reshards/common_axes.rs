@@ -1,11 +1,9 @@
-//! The full version of `sdy-insert-explicit-reshards` for one op (Shardy's
-//! `findCommonAxes` + `insertExplicitReshards`): pick one sharding per factor and
-//! reshard the operands and results that differ. The minimal mode of the pipeline
-//! uses it for `concatenate` ops whose operands are sharded unlike the result.
+//! Shardy's `findCommonAxes`: one sharding per factor that every operand and result
+//! of an op is then resharded to (the full version of explicit reshards).
 
-use super::super::axis;
-use super::super::projection::Projection;
 use crate::print::sdy::{AxisRef, Mesh};
+use crate::propagation::axis;
+use crate::propagation::projection::Projection;
 use crate::rules::{FactorType, OpShardingRule};
 
 type Axes = Vec<AxisRef>;
@@ -102,17 +100,7 @@ fn compatible_factor_shardings(p: &Projection, rule: &OpShardingRule) -> Option<
     let mut out = vec![Vec::new(); rule.factor_sizes.len()];
     let mut seen: Axes = Vec::new();
     for (f, slot) in out.iter_mut().enumerate() {
-        let mut common: Option<&Axes> = None;
-        for t in p.tensors() {
-            if let Some(fs) = t.factor(f) {
-                match common {
-                    None => common = Some(&fs.axes),
-                    Some(c) if *c != fs.axes => return None,
-                    _ => {}
-                }
-            }
-        }
-        let c = common.cloned().unwrap_or_default();
+        let c = compatible_factor_sharding(p, f)?;
         if rule.need_replication.contains(&f) {
             if !c.is_empty() {
                 return None;
@@ -126,6 +114,20 @@ fn compatible_factor_shardings(p: &Projection, rule: &OpShardingRule) -> Option<
         *slot = c;
     }
     Some(out)
+}
+
+/// `getCompatibleFactorSharding`: the axes of factor `f` when every tensor that has
+/// it is sharded alike along it (none when no tensor has it).
+pub fn compatible_factor_sharding(p: &Projection, f: usize) -> Option<Axes> {
+    let mut common: Option<&Axes> = None;
+    for fs in p.tensors().filter_map(|t| t.factor(f)) {
+        match common {
+            None => common = Some(&fs.axes),
+            Some(c) if *c != fs.axes => return None,
+            _ => {}
+        }
+    }
+    Some(common.cloned().unwrap_or_default())
 }
 
 fn in_all_non_scalar(rule: &OpShardingRule, f: usize) -> bool {

@@ -1,0 +1,188 @@
+//! `-sdy-insert-explicit-reshards` (Shardy's `InsertExplicitReshardsPass`): after
+//! propagation, every op is made compatible with its sharding rule by `sdy.reshard`s
+//! on its operands and results, `sdy.all_reduce`s for sharded reduction factors and
+//! unreduced axes a user drops, and unreduced collectives for those it adds.
+//!
+//! `enable-full-version` picks the mode. The full version reshards every op to one
+//! sharding per factor ([`common_axes`]). The minimal one, which
+//! `-sdy-propagation-pipeline` runs, only handles unreduced axes, calls (always full),
+//! dots (a smaller result may be resharded instead of an operand) and concatenates
+//! whose operands are sharded unlike the result (full).
+//!
+//! Like Shardy's pass, each function is walked in post-order (nested ops first); ops
+//! the pass inserts are not visited. The function's return comes last.
+
+mod common_axes;
+mod mesh;
+mod process;
+mod reshape;
+mod rewrite;
+mod single_device;
+mod unreduced;
+mod uses;
+
+use crate::model::{Model, OpId};
+use crate::print::ir::ValueId;
+use crate::print::ir::{Attr, Module};
+use crate::print::sdy::TensorSharding;
+use crate::propagation::graph::{
+    is_data_flow_op, is_terminator, sharding_of_ref, Def, Graph, OpIdx,
+};
+use crate::propagation::ops::rule_from_print;
+use crate::propagation::projection::Projection;
+use crate::rules::{self, OpShardingRule, RuleLookup, RuleOptions};
+use crate::verify::messages as msg;
+use process::OpCx;
+use rewrite::{OpKey, Rewriter};
+use std::collections::HashMap;
+
+/// A failure: the origin of the op (or function) it is reported on, and the message.
+pub type Failure = (Option<u32>, String);
+
+/// Runs the pass on every function of `m`; `model` and `src` give the rules of ops
+/// that carry none.
+pub fn insert_explicit_reshards(
+    m: &mut Module,
+    model: &Model,
+    src: &str,
+    full: bool,
+) -> Result<(), Failure> {
+    let by_origin: HashMap<u32, OpId> =
+        model.ops.iter().enumerate().map(|(i, o)| (o.start, i as OpId)).collect();
+    let (mut rw, funcs) = Rewriter::new(m);
+    let mut result = Ok(());
+    for (func, ops) in funcs {
+        if let Err(e) = check_func_io(&mut rw, func) {
+            result = Err(e);
+            break;
+        }
+        let mut rules = RuleSource { model, src, by_origin: &by_origin };
+        for key in ops {
+            if let Err(e) = visit(&mut rw, &mut rules, key, full) {
+                result = Err(e);
+                break;
+            }
+        }
+        if result.is_err() {
+            break;
+        }
+        uses::func_return(&mut rw, func, full);
+    }
+    rw.finish();
+    result
+}
+
+/// Function arguments and results may not be single-device sharded.
+fn check_func_io(rw: &mut Rewriter, func: OpKey) -> Result<(), Failure> {
+    let Some(f) = rw.find(func) else { return Ok(()) };
+    let g = rw.graph();
+    let Some(fi) = g.op(rw.m, f).func() else { return Ok(()) };
+    let origin = g.nodes[f].origin;
+    for (kind, slots) in [("argument", &fi.args), ("result", &fi.results)] {
+        for (i, slot) in slots.iter().enumerate() {
+            if mesh::is_single_device(&g, sharding_of_ref(slot.attr("sdy.sharding"))) {
+                let text = format!("'func.func' op {}", msg::single_device_func_io(kind, i));
+                return Err((origin, text));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Where rules come from: the op's `sdy.sharding_rule`, else the registry.
+struct RuleSource<'a> {
+    model: &'a Model,
+    src: &'a str,
+    by_origin: &'a HashMap<u32, OpId>,
+}
+
+impl RuleSource<'_> {
+    /// `getOrCreateShardingRule` of op `i` (without attaching it).
+    fn rule(&self, g: &Graph, m: &Module, i: OpIdx) -> Option<OpShardingRule> {
+        let op = g.op(m, i);
+        if let Some(Attr::Rule(r)) = op.attr("sdy.sharding_rule") {
+            return rule_from_print(r);
+        }
+        let id = *self.by_origin.get(&op.origin?)?;
+        if self.model.op(id).name() != op.name.as_str() {
+            return None;
+        }
+        match rules::rule_for(self.model, id, self.src, &RuleOptions { conservative: false }) {
+            RuleLookup::Created(r) | RuleLookup::Existing(r) => Some(r),
+            RuleLookup::NoRule | RuleLookup::Unknown(_) => None,
+        }
+    }
+}
+
+/// `getShardingBypassingBarriers`.
+fn sharding_bypassing_barriers(g: &Graph, m: &Module, mut v: ValueId) -> Option<TensorSharding> {
+    while let Some(Def::Result { op, .. }) = g.def(v) {
+        if g.nodes[op].name != "sdy.propagation_barrier" {
+            break;
+        }
+        v = *g.nodes[op].operands.first()?;
+    }
+    g.sharding(m, v)
+}
+
+/// Whether the full version applies to op `i` although it is disabled: ragged dots,
+/// calls, and concatenates with an operand sharded unlike the result.
+fn full_anyway(g: &Graph, m: &Module, i: OpIdx) -> bool {
+    let n = &g.nodes[i];
+    match n.name.as_str() {
+        "mhlo.ragged_dot" | "func.call" => true,
+        "stablehlo.concatenate" => {
+            let res = n.results.first().and_then(|&r| g.sharding(m, r));
+            n.operands.iter().any(|&v| g.sharding(m, v) != res)
+        }
+        _ => false,
+    }
+}
+
+fn visit(rw: &mut Rewriter, rules: &mut RuleSource, key: OpKey, full: bool) -> Result<(), Failure> {
+    let Some(i) = rw.find(key) else { return Ok(()) };
+    let g = rw.graph();
+    let name = g.nodes[i].name.to_string();
+    if is_terminator(&name) {
+        return Ok(());
+    }
+    let full = full || full_anyway(&g, rw.m, i);
+    if is_data_flow_op(&name) {
+        uses::data_flow_op(rw, key, full);
+        return Ok(());
+    }
+    if name == "func.call" {
+        uses::call_op(rw, key, full);
+        return Ok(());
+    }
+    if unreduced::convert_reshard(rw, key) {
+        return Ok(());
+    }
+    unreduced::all_reduce_operands(rw, key);
+    let Some(i) = rw.find(key) else { return Ok(()) };
+    let g = rw.graph();
+    let n = &g.nodes[i];
+    let ins: Vec<Option<TensorSharding>> =
+        n.operands.iter().map(|&v| sharding_bypassing_barriers(&g, rw.m, v)).collect();
+    let outs: Vec<Option<TensorSharding>> =
+        n.results.iter().map(|&v| sharding_bypassing_barriers(&g, rw.m, v)).collect();
+    if single_device::is_single_device_op(&g, &outs) {
+        return single_device::process(rw, key, &outs).map_err(|e| (n.origin, e));
+    }
+    // The minimal version only touches dots and ops with unreduced results.
+    let dot = matches!(name.as_str(), "stablehlo.dot" | "stablehlo.dot_general");
+    let unreduced = outs.first().cloned().flatten().is_some_and(|s| !s.unreduced.is_empty());
+    if !full && !dot && !unreduced {
+        return Ok(());
+    }
+    let Some(rule) = rules.rule(&g, rw.m, i) else { return Ok(()) };
+    if rule.is_custom || rule.operands.len() != ins.len() || rule.results.len() != outs.len() {
+        return Ok(());
+    }
+    let Some((mesh_ref, mesh)) = mesh::op_mesh(&g, &ins, &outs) else { return Ok(()) };
+    let mut proj = Projection::build(&ins, &outs, &rule, &mesh, true);
+    let cx = OpCx { key, rule: &rule, mesh_ref, mesh, outs };
+    let common = process::process_op(rw, &cx, &mut proj, &ins, &name, full);
+    process::all_reduces_for_reduction_factors(rw, &cx, &proj, &common, full);
+    Ok(())
+}

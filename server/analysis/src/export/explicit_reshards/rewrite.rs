@@ -1,0 +1,194 @@
+//! The IR edits of explicit reshards: ops are named by a marker attribute (their
+//! post-order number) so they can be found again after each insertion, and new ops go
+//! where MLIR's rewriter would put them (a [`Cursor`] that advances past each one).
+
+use crate::print::attr::NamedAttr;
+use crate::print::ir::{Attr, Module, Op, Syntax, ValueId};
+use crate::print::sdy::TensorSharding;
+use crate::propagation::edges::{insert_op, insertion_after, post_order, replace_all_uses_except};
+use crate::propagation::graph::{Graph, GraphCache, OpIdx, Path};
+use std::rc::Rc;
+
+/// The attribute numbering the ops of the pass's input (removed at the end).
+const MARK: &str = "__xr";
+
+/// An op of the pass's input, by its marker: stable across edits.
+pub type OpKey = i128;
+
+/// Where the next new op goes (MLIR's insertion point): it advances past each op
+/// inserted, so ops created one after another keep their order.
+#[derive(Clone, Debug)]
+pub struct Cursor {
+    parent: Path,
+    region: usize,
+    block: usize,
+    index: usize,
+}
+
+pub struct Rewriter<'a> {
+    pub m: &'a mut Module,
+    cache: GraphCache,
+}
+
+impl<'a> Rewriter<'a> {
+    /// Marks every op of every function (post-order, nested ops first) and returns,
+    /// per function, its key and its ops' keys.
+    pub fn new(m: &'a mut Module) -> (Rewriter<'a>, Vec<(OpKey, Vec<OpKey>)>) {
+        let g = Graph::shared(m);
+        let mut funcs = Vec::new();
+        // A function's ops come right before it in post-order.
+        let mut ops = Vec::new();
+        for (next, i) in (0..).zip(post_order(&g)) {
+            g.op_mut(m, i).set_attr(MARK, Attr::Int { value: next, ty: "i64".into() });
+            let n = &g.nodes[i];
+            if n.parent != Some(0) {
+                ops.push(next);
+            } else if n.name == "func.func" {
+                funcs.push((next, std::mem::take(&mut ops)));
+            } else {
+                ops.clear();
+            }
+        }
+        let cache = GraphCache::with_marker(m, MARK);
+        (Rewriter { m, cache }, funcs)
+    }
+
+    /// Removes the markers.
+    pub fn finish(self) {
+        self.m.top.walk_mut(&mut |op: &mut Op| {
+            op.remove_attr(MARK);
+        });
+    }
+
+    /// The index of the module as it is now.
+    pub fn graph(&mut self) -> Rc<Graph> {
+        self.cache.get(self.m);
+        self.cache.shared()
+    }
+
+    /// The op `key` in [`Rewriter::graph`].
+    pub fn find(&mut self, key: OpKey) -> Option<OpIdx> {
+        self.cache.find(self.m, key)
+    }
+
+    /// The key of op `i` of `g`, if it was in the pass's input.
+    pub fn key_of(&self, g: &Graph, i: OpIdx) -> Option<OpKey> {
+        match g.op(self.m, i).attr(MARK) {
+            Some(Attr::Int { value, .. }) => Some(*value),
+            _ => None,
+        }
+    }
+
+    /// Operand `k` (MLIR order) of op `key`.
+    pub fn operand(&mut self, key: OpKey, k: usize) -> Option<ValueId> {
+        let i = self.find(key)?;
+        self.graph().nodes[i].operands.get(k).copied()
+    }
+
+    pub fn sharding(&mut self, v: ValueId) -> Option<TensorSharding> {
+        self.graph().sharding(self.m, v)
+    }
+
+    pub fn set_sharding(&mut self, v: ValueId, s: TensorSharding) {
+        let g = self.graph();
+        g.set_sharding(self.m, v, s);
+    }
+
+    pub fn before(&mut self, key: OpKey) -> Option<Cursor> {
+        let i = self.find(key)?;
+        let (last, parent) =
+            self.graph().nodes[i].path.split_last().map(|(l, p)| (*l, Path::from(p)))?;
+        Some(Cursor { parent, region: last.0, block: last.1, index: last.2 })
+    }
+
+    pub fn after(&mut self, key: OpKey) -> Option<Cursor> {
+        let mut c = self.before(key)?;
+        c.index += 1;
+        Some(c)
+    }
+
+    /// Right after the definition of `v` (the start of its block for an argument).
+    pub fn after_value(&mut self, v: ValueId) -> Option<Cursor> {
+        let (parent, region, block, index) = insertion_after(&self.graph(), v)?;
+        Some(Cursor { parent, region, block, index })
+    }
+
+    fn insert(&mut self, at: &mut Cursor, op: Op) {
+        insert_op(self.m, &at.parent, at.region, at.block, at.index, op);
+        at.index += 1;
+    }
+
+    /// A new op `name` at `at` on operand `k` of op `key`: it takes the operand's value
+    /// and the operand becomes its result. Returns the result.
+    pub fn insert_on_operand(
+        &mut self,
+        key: OpKey,
+        k: usize,
+        at: &mut Cursor,
+        name: &str,
+        props: Vec<NamedAttr>,
+    ) -> Option<ValueId> {
+        let i = self.find(key)?;
+        let g = self.graph();
+        let v = *g.nodes[i].operands.get(k)?;
+        let nv = self.m.new_value(self.m.ty(v).map(str::to_string));
+        set_operand(self.m, &g, i, k, nv);
+        self.insert(at, Op::pretty(name, vec![v], vec![nv], props));
+        Some(nv)
+    }
+
+    /// A new op `name` at `at` on value `v`, whose result replaces every use of `v`.
+    pub fn insert_on_value(
+        &mut self,
+        v: ValueId,
+        at: &mut Cursor,
+        name: &str,
+        props: Vec<NamedAttr>,
+    ) -> ValueId {
+        let nv = self.m.new_value(self.m.ty(v).map(str::to_string));
+        replace_all_uses_except(self.m, v, nv, nv);
+        self.insert(at, Op::pretty(name, vec![v], vec![nv], props));
+        nv
+    }
+
+    /// Replaces the uses of op `key`'s only result by `by` and erases the op.
+    pub fn replace_op(&mut self, key: OpKey, by: ValueId) {
+        let Some(i) = self.find(key) else { return };
+        let g = self.graph();
+        if let Some(&r) = g.nodes[i].results.first() {
+            self.m.top.replace_uses(r, by);
+        }
+        if let Some((last, parent)) = g.nodes[i].path.split_last() {
+            let p = crate::propagation::graph::op_at_path_mut(self.m, parent);
+            p.regions[last.0].blocks[last.1].ops.remove(last.2);
+        }
+        self.cache.invalidate();
+    }
+}
+
+/// `sdy.reshard` props.
+pub fn reshard_props(s: TensorSharding) -> Vec<NamedAttr> {
+    vec![NamedAttr::new("sharding", Attr::Sharding(s))]
+}
+
+/// Sets operand `k` (MLIR order) of op `i` to `v`.
+pub fn set_operand(m: &mut Module, g: &Graph, i: OpIdx, k: usize, v: ValueId) {
+    let op = g.op_mut(m, i);
+    let n = op.operands.len();
+    // The custom form of `stablehlo.reduce` writes its inputs and inits interleaved.
+    let w = if op.name == "stablehlo.reduce"
+        && matches!(op.syntax, Syntax::Custom(_))
+        && n.is_multiple_of(2)
+    {
+        if k < n / 2 {
+            2 * k
+        } else {
+            2 * (k - n / 2) + 1
+        }
+    } else {
+        k
+    };
+    if w < n {
+        op.operands[w] = v;
+    }
+}
