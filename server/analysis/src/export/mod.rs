@@ -1,3 +1,6 @@
 //! Shardy's export passes that run after propagation (explicit reshards, collectives,
 //! padding, global-to-local, ...): one module per pass. The passes of the propagation
 //! pipeline's own export stage live in `propagation::pipeline::export`.
+
+pub mod axis_lists;
+pub mod reshard_to_collectives;

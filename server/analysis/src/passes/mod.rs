@@ -147,6 +147,12 @@ pub static PASSES: &[PassInfo] = &[
         create: Some(crate::propagation::passes::create_sink_data_flow_edges),
     },
     PassInfo {
+        flag: "sdy-reshard-to-collectives",
+        summary: "reshards become all-slice, collective-permute, all-to-all and all-gather",
+        options: &[opt("keep-redundant-reshards", OptKind::Bool, "false")],
+        create: Some(crate::export::reshard_to_collectives::create),
+    },
+    PassInfo {
         flag: "canonicalize",
         summary: "MLIR's canonicalizer (sdy patterns)",
         options: &[
