@@ -3,4 +3,5 @@
 //! pipeline's own export stage live in `propagation::pipeline::export`.
 
 pub mod axis_lists;
+pub mod pipeline;
 pub mod reshard_to_collectives;

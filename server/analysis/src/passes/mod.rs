@@ -153,6 +153,12 @@ pub static PASSES: &[PassInfo] = &[
         create: Some(crate::export::reshard_to_collectives::create),
     },
     PassInfo {
+        flag: "sdy-export-pipeline",
+        summary: "Shardy's export passes after propagation",
+        options: crate::export::pipeline::OPTIONS,
+        create: Some(crate::export::pipeline::create),
+    },
+    PassInfo {
         flag: "canonicalize",
         summary: "MLIR's canonicalizer (sdy patterns)",
         options: &[
