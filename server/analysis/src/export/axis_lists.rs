@@ -3,26 +3,14 @@
 
 use crate::print::sdy::{AxisRef, Mesh};
 use crate::propagation::axis::{
-    axis_lt, can_coexist, contains, overlap, overlaps, prefix_without_overlap,
+    axis_cmp, axis_lt, can_coexist, contains, overlap, overlaps, prefix_without_overlap,
     suffix_without_overlap,
 };
-use std::cmp::Ordering;
 
-/// `AxisRefAttr::operator<` as a total order (for sorting).
-pub fn axis_order(a: &AxisRef, b: &AxisRef) -> Ordering {
-    if axis_lt(a, b) {
-        Ordering::Less
-    } else if axis_lt(b, a) {
-        Ordering::Greater
-    } else {
-        Ordering::Equal
-    }
-}
-
-/// Every axis of `per_dim`, sorted by [`axis_order`].
+/// Every axis of `per_dim`, sorted by [`axis_cmp`].
 pub fn ordered_axes(per_dim: &[Vec<AxisRef>]) -> Vec<AxisRef> {
     let mut all: Vec<AxisRef> = per_dim.iter().flatten().cloned().collect();
-    all.sort_by(axis_order);
+    all.sort_by(axis_cmp);
     all
 }
 
@@ -78,7 +66,11 @@ pub fn align_sub_axes(axes: &mut Vec<AxisRef>, ordered_other: &[AxisRef], mesh: 
 }
 
 /// [`align_sub_axes`] on every dimension.
-pub fn align_sub_axes_per_dim(per_dim: &mut [Vec<AxisRef>], ordered_other: &[AxisRef], mesh: &Mesh) {
+pub fn align_sub_axes_per_dim(
+    per_dim: &mut [Vec<AxisRef>],
+    ordered_other: &[AxisRef],
+    mesh: &Mesh,
+) {
     if ordered_other.is_empty() {
         return;
     }

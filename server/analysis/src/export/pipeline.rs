@@ -138,7 +138,9 @@ pub fn create(o: &PassOptions) -> Box<dyn Pass> {
                     runnable.push(Runnable::Pass(create(&spec.options)));
                 }
             }
-            Step::CanonicalizeReshards => runnable.push(Runnable::Canonicalize(reshard_label_patterns)),
+            Step::CanonicalizeReshards => {
+                runnable.push(Runnable::Canonicalize(reshard_label_patterns))
+            }
             Step::CanonicalizeCollectives => {
                 runnable.push(Runnable::Canonicalize(collective_label_patterns))
             }

@@ -9,10 +9,10 @@
 //! all-gather (grows it); two rounds always suffice (one when axis sizes divide each
 //! other). Each collective's out sharding is the current sharding after it.
 
-use super::super::axis_lists::{align_sub_axes_per_dim, align_both, axis_order};
+use super::super::axis_lists::{align_both, align_sub_axes_per_dim};
 use crate::print::sdy::{AllToAllParam, AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
-use crate::propagation::axis::{add_axis_or_merge, next_pre_or_full, pre_size, size, sub_axis};
 use crate::propagation::axis::prefix_without_overlap;
+use crate::propagation::axis::{add_axis_or_merge, next_pre_or_full, pre_size, size, sub_axis};
 
 /// What a collective does, per kind.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,7 +55,11 @@ struct Inserter<'a> {
 }
 
 /// `getAxisWithinCapacity`: the part of `axis` that fits in `capacity` and the rest.
-fn within_capacity(axis: &AxisRef, capacity: &mut i64, mesh: &Mesh) -> Option<(AxisRef, Option<AxisRef>)> {
+fn within_capacity(
+    axis: &AxisRef,
+    capacity: &mut i64,
+    mesh: &Mesh,
+) -> Option<(AxisRef, Option<AxisRef>)> {
     let s = size(axis, mesh);
     if *capacity <= 1 || !(s % *capacity == 0 || *capacity % s == 0) {
         return None;
@@ -210,7 +214,11 @@ impl Inserter<'_> {
     /// `distributeInAxesWithinCapacity`: per dimension, while it has capacity, takes
     /// available axes that fit (splitting one that is bigger than the capacity) into
     /// its in axes, at the front or the back. Returns the axes taken, per dimension.
-    fn distribute(&mut self, mut available: Available<'_>, to_front: bool) -> Vec<(AxisRef, usize)> {
+    fn distribute(
+        &mut self,
+        mut available: Available<'_>,
+        to_front: bool,
+    ) -> Vec<(AxisRef, usize)> {
         let mut taken = Vec::new();
         let mut split = Vec::new();
         for d in 0..self.rank() {
@@ -221,7 +229,8 @@ impl Inserter<'_> {
             };
             let mut k = 0;
             while k < list.len() && self.capacity[d] > 1 {
-                let Some((within, rest)) = within_capacity(&list[k], &mut self.capacity[d], self.mesh)
+                let Some((within, rest)) =
+                    within_capacity(&list[k], &mut self.capacity[d], self.mesh)
                 else {
                     k += 1;
                     continue;
@@ -241,7 +250,7 @@ impl Inserter<'_> {
             }
         }
         // An axis split for capacity: the out axes must be split alike.
-        split.sort_by(axis_order);
+        split.sort_by(crate::propagation::axis::axis_cmp);
         align_sub_axes_per_dim(&mut self.outs, &split, self.mesh);
         taken
     }
@@ -297,7 +306,8 @@ impl Inserter<'_> {
         let mut slicing: Vec<Axes> = vec![Vec::new(); rank];
         let mut any = false;
         for d in 0..rank {
-            let (i, o) = (sharded_size(&self.ins[d], self.mesh), sharded_size(&self.outs[d], self.mesh));
+            let (i, o) =
+                (sharded_size(&self.ins[d], self.mesh), sharded_size(&self.outs[d], self.mesh));
             self.capacity[d] = o / gcd(i, o);
         }
         // 1. Slice at a source dimension for a later all-to-all.
@@ -321,7 +331,8 @@ impl Inserter<'_> {
                     k += 1;
                     continue;
                 }
-                let Some((within, rest)) = within_capacity(&a, &mut self.capacity[d], self.mesh) else {
+                let Some((within, rest)) = within_capacity(&a, &mut self.capacity[d], self.mesh)
+                else {
                     available.push(a);
                     k += 1;
                     continue;
@@ -433,10 +444,14 @@ impl Inserter<'_> {
             }
             available_out.extend(self.outs[d].iter().cloned());
             used /= self.capacity[d].max(1);
-            let mut ins: Axes =
-                std::mem::take(&mut self.ins[d]).into_iter().filter(|a| self.out_pos(a).is_none()).collect();
+            let mut ins: Axes = std::mem::take(&mut self.ins[d])
+                .into_iter()
+                .filter(|a| self.out_pos(a).is_none())
+                .collect();
             while used > 1 && !ins.is_empty() {
-                let Some((within, rest)) = within_capacity(&ins[0], &mut used, self.mesh) else { break };
+                let Some((within, rest)) = within_capacity(&ins[0], &mut used, self.mesh) else {
+                    break;
+                };
                 ins.remove(0);
                 available_in[d].push(within);
                 if let Some(rest) = rest {
@@ -522,8 +537,14 @@ impl Inserter<'_> {
 /// The collectives that reshard a tensor of `shape` from `from` to `to` (both on
 /// `mesh` up to device order; same rank; `to`'s unreduced axes are kept). Empty when
 /// the two shardings agree.
-pub fn plan(from: &TensorSharding, to: &TensorSharding, shape: &[i64], mesh: &Mesh) -> Vec<Planned> {
-    let axes = |s: &TensorSharding| -> Vec<Axes> { s.dims.iter().map(|d| d.axes.clone()).collect() };
+pub fn plan(
+    from: &TensorSharding,
+    to: &TensorSharding,
+    shape: &[i64],
+    mesh: &Mesh,
+) -> Vec<Planned> {
+    let axes =
+        |s: &TensorSharding| -> Vec<Axes> { s.dims.iter().map(|d| d.axes.clone()).collect() };
     let (mut ins, mut outs) = (axes(from), axes(to));
     align_both(&mut ins, &mut outs, mesh);
     for (i, o) in ins.iter_mut().zip(outs.iter_mut()) {

@@ -23,7 +23,10 @@ enum Outcome {
     /// Its uses take this value; the reshard goes.
     Forward(ValueId),
     /// Replaced by these collectives, applied to `input` in turn.
-    Collectives { input: ValueId, steps: Vec<Planned> },
+    Collectives {
+        input: ValueId,
+        steps: Vec<Planned>,
+    },
 }
 
 /// Runs the pass on `m`.
@@ -165,7 +168,9 @@ fn decide(
 /// The op of one collective.
 fn collective_op(step: &Planned, input: ValueId, result: ValueId) -> Op {
     let (name, props) = match &step.step {
-        Step::AllSlice(axes) => ("sdy.all_slice", vec![("slicing_axes", Attr::AxisLists(axes.clone()))]),
+        Step::AllSlice(axes) => {
+            ("sdy.all_slice", vec![("slicing_axes", Attr::AxisLists(axes.clone()))])
+        }
         Step::AllGather(axes) => {
             ("sdy.all_gather", vec![("gathering_axes", Attr::AxisLists(axes.clone()))])
         }
@@ -181,7 +186,11 @@ fn collective_op(step: &Planned, input: ValueId, result: ValueId) -> Op {
 }
 
 /// Replaces the reshards (in walk order) by their outcomes and forwards uses.
-fn apply(m: &mut Module, outcomes: &mut impl Iterator<Item = Outcome>, forward: &HashMap<ValueId, ValueId>) {
+fn apply(
+    m: &mut Module,
+    outcomes: &mut impl Iterator<Item = Outcome>,
+    forward: &HashMap<ValueId, ValueId>,
+) {
     fn go(
         op: &mut Op,
         values: &mut Vec<crate::print::ir::ValueInfo>,
@@ -252,7 +261,10 @@ impl crate::passes::Pass for ReshardToCollectives {
     fn flag(&self) -> &'static str {
         "sdy-reshard-to-collectives"
     }
-    fn run(&mut self, cx: &mut crate::passes::PassContext<'_>) -> Result<(), crate::passes::PassFailed> {
+    fn run(
+        &mut self,
+        cx: &mut crate::passes::PassContext<'_>,
+    ) -> Result<(), crate::passes::PassFailed> {
         reshard_to_collectives(cx.module, self.keep_redundant);
         Ok(())
     }
