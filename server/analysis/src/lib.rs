@@ -1,6 +1,7 @@
 //! Analysis core of sdy-lsp: semantic model, verifier, printer, propagation, explain.
 //! Pure: byte offsets in, plain data out; no LSP, JSON, async or I/O.
 pub mod canonicalize;
+pub mod collectives;
 pub mod diag;
 pub mod explain;
 pub mod export;

@@ -86,7 +86,8 @@ def run_oracle(oracle, chunks, flag, tmp, batch):
         path = os.path.join(tmp, "batch.mlir")
         with open(path, "w") as f:
             f.write(batch_text(chunks, idx))
-        cmd = [sys.executable, oracle, path, "-split-input-file"] + ([flag] if flag else [])
+        flags = flag if isinstance(flag, list) else ([flag] if flag else [])
+        cmd = [sys.executable, oracle, path, "-split-input-file"] + flags
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode < 0 or r.returncode > 1:
             return None
@@ -148,6 +149,10 @@ def main():
                     help="what to compare besides whole outputs: printed shardings or sharding rules")
     ap.add_argument("--pretty", action="store_true",
                     help="feed the programs as Shardy prints them (every op in its custom form)")
+    ap.add_argument("--prepare", action="append", default=[],
+                    help="feed the programs as the oracle prints them after this pass (repeatable, in order), "
+                         "e.g. --prepare=-sdy-propagation-pipeline --prepare=-sdy-insert-explicit-reshards "
+                         "then --pass=-sdy-reshard-to-collectives: the export path, one pass at a time")
     ap.add_argument("--stderr", action="store_true",
                     help="also compare stderr (warnings, errors) batch by batch")
     ap.add_argument("--gen", default=os.path.join(HERE, "gen.py"),
@@ -165,6 +170,13 @@ def main():
             printed, _, _ = run_oracle(a.oracle, chunks, None, d, a.batch)
             chunks = [p for p in printed if p and p.strip()]
             gen = "// -----\n".join(chunks)
+        if a.prepare:
+            printed, _, _ = run_oracle(a.oracle, chunks, a.prepare, d, a.batch)
+            chunks = [p for p in printed if p and p.strip()]
+            gen = "// -----\n".join(chunks)
+            print("prepared %d programs with %s (%d with sdy.reshard, %d reshards)" % (
+                len(chunks), " ".join(a.prepare), sum("sdy.reshard" in c for c in chunks),
+                sum(c.count("sdy.reshard") for c in chunks)))
         total_ok = 0
         total_valid = 0
         total_sh = total_sh_same = 0

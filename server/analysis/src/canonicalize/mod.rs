@@ -53,6 +53,23 @@ fn apply_patterns(rw: &mut Rewriter, op: OpRef) -> bool {
     }
 }
 
+/// Only the patterns labelled `sdy-reshard` (Shardy's `kReshardLabel`): reshard of
+/// reshard. The export pipeline enables just this label.
+pub fn reshard_label_patterns(rw: &mut Rewriter, op: OpRef) -> bool {
+    let o = rw.ir.op(op);
+    o.name == "sdy.reshard"
+        && o.operands.len() == 1
+        && o.results.len() == 1
+        && reshard::reshard_of_reshard(rw, op)
+}
+
+/// Only the patterns labelled `sdy-collective` (`kCollectiveLabel`): those of the
+/// collective ops.
+pub fn collective_label_patterns(rw: &mut Rewriter, op: OpRef) -> bool {
+    let collective = crate::propagation::graph::is_collective(rw.ir.name(op));
+    collective && apply_patterns(rw, op)
+}
+
 /// The result of canonicalizing a module.
 pub struct Outcome {
     pub converged: bool,
@@ -62,11 +79,16 @@ pub struct Outcome {
 
 /// Canonicalizes `m` in place.
 pub fn canonicalize(m: &mut Module, cfg: &Config) -> Outcome {
+    canonicalize_with(m, cfg, apply_patterns)
+}
+
+/// [`canonicalize`] with only some of the patterns (MLIR's `enabledPatterns`).
+pub fn canonicalize_with(m: &mut Module, cfg: &Config, patterns: driver::ApplyPatterns) -> Outcome {
     let empty =
         Module { values: Vec::new(), top: Op::pretty("builtin.module", vec![], vec![], vec![]) };
     let module = std::mem::replace(m, empty);
     let mut rw = Rewriter::new(Arena::from_module(module));
-    let converged = driver::run(&mut rw, cfg, apply_patterns);
+    let converged = driver::run(&mut rw, cfg, patterns);
     let errors =
         rw.errors.iter().map(|&(op, ref msg)| (rw.ir.op(op).origin, msg.clone())).collect();
     *m = rw.ir.into_module();

@@ -15,6 +15,7 @@
 //!   MLIR's once-per-process warning flags and whether ops are printed in notes.
 
 pub mod populate_rules;
+pub mod verify_after;
 
 use crate::diag::{Diagnostic, Note, Origin, Severity};
 use crate::model::Model;
@@ -145,6 +146,18 @@ pub static PASSES: &[PassInfo] = &[
             opt("sink-debug-propagation-edge-sharding", OptKind::Bool, "false"),
         ],
         create: Some(crate::propagation::passes::create_sink_data_flow_edges),
+    },
+    PassInfo {
+        flag: "sdy-reshard-to-collectives",
+        summary: "reshards become all-slice, collective-permute, all-to-all and all-gather",
+        options: &[opt("keep-redundant-reshards", OptKind::Bool, "false")],
+        create: Some(crate::export::reshard_to_collectives::create),
+    },
+    PassInfo {
+        flag: "sdy-export-pipeline",
+        summary: "Shardy's export passes after propagation",
+        options: crate::export::pipeline::OPTIONS,
+        create: Some(crate::export::pipeline::create),
     },
     PassInfo {
         flag: "canonicalize",
@@ -427,6 +440,8 @@ pub struct PipelineRun {
     pub diagnostics: Vec<Diagnostic>,
     /// A pass failed: `sdy_opt` prints nothing for the chunk.
     pub failed: bool,
+    /// The module as printed (verified after the last pass), unless a pass failed.
+    pub printed: Option<String>,
 }
 
 impl Pipeline {
@@ -488,15 +503,29 @@ impl Pipeline {
             diagnostics: Vec::new(),
         };
         let mut failed = false;
+        let mut printed = None;
         for pass in &mut self.passes {
             if pass.run(&mut cx).is_err() {
                 failed = true;
                 break;
             }
+            // MLIR verifies the IR after every pass; the text of the last one is the
+            // output.
+            let text = crate::print::print_module(cx.module);
+            if let Some((origin, message)) = verify_after::first_error_in(cx.module, &text) {
+                let at = origin.map_or(0, |o| {
+                    cx.model.ops.iter().find(|op| op.start == o).map_or(o, |op| op.loc())
+                });
+                cx.emit_with(Severity::Error, at, message, None);
+                failed = true;
+                break;
+            }
+            printed = Some(text);
         }
         let diagnostics = std::mem::take(&mut cx.diagnostics);
         crate::propagation::graph::Graph::release_shared();
-        PipelineRun { module, diagnostics, failed }
+        let printed = if failed { None } else { printed };
+        PipelineRun { module, diagnostics, failed, printed }
     }
 }
 

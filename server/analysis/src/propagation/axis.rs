@@ -227,16 +227,21 @@ fn axis_index(mesh: &Mesh, name: &str) -> usize {
     mesh.axes.iter().position(|(n, _)| n == name).unwrap_or(usize::MAX)
 }
 
+/// [`axis_lt`] as a total order (`llvm::sort` over `AxisRefAttr`s).
+pub fn axis_cmp(a: &AxisRef, b: &AxisRef) -> Ordering {
+    if axis_lt(a, b) {
+        Ordering::Less
+    } else if axis_lt(b, a) {
+        Ordering::Greater
+    } else {
+        Ordering::Equal
+    }
+}
+
 /// Shardy's mesh comparator: by the axis order of the mesh, then `axis_lt`.
 pub fn mesh_cmp(a: &AxisRef, b: &AxisRef, mesh: &Mesh) -> Ordering {
     if a.name == b.name {
-        if axis_lt(a, b) {
-            Ordering::Less
-        } else if axis_lt(b, a) {
-            Ordering::Greater
-        } else {
-            Ordering::Equal
-        }
+        axis_cmp(a, b)
     } else {
         axis_index(mesh, &a.name).cmp(&axis_index(mesh, &b.name)).then_with(|| a.name.cmp(&b.name))
     }

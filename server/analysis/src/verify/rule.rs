@@ -28,8 +28,12 @@ pub fn verify(cx: &Ctx, id: OpId, attr: &NamedAttr) -> Result<(), Violation> {
     let Some(SdyAttr::Rule(rule)) = sdy(attr.value.as_ref()) else {
         return Err(Violation::new(msg::EXPECTED_SHARDING_RULE.to_string(), focus));
     };
-    let operand_types: Vec<Option<&Type>> =
-        (0..op.operands.len()).map(|i| cx.model.operand_type(id, i)).collect();
+    // In MLIR's operand order, which the rule's mappings follow (the custom form of
+    // `stablehlo.reduce` writes its operands interleaved).
+    let operand_types: Vec<Option<&Type>> = crate::rules::mlir_operand_order(&op.node)
+        .into_iter()
+        .map(|i| cx.model.operand_type(id, i))
+        .collect();
     let result_types: Vec<Option<&Type>> =
         (0..op.results.len()).map(|i| cx.model.result_type(id, i)).collect();
     let base = op.start;

@@ -109,7 +109,9 @@ pub fn run(args: &[String]) -> ExitCode {
                 chunk_failed = run.failed;
                 diags.extend(run.diagnostics);
                 if !run.failed {
-                    printed = sdy_analysis::print::print_module(&run.module);
+                    printed = run
+                        .printed
+                        .unwrap_or_else(|| sdy_analysis::print::print_module(&run.module));
                 }
             }
         }
