@@ -130,17 +130,14 @@ fn no_panic_on_any_prefix() {
     }
 }
 
-/// 20,000 meshes: each top-level op finds its mesh by op, not by a search of them all
-/// (quadratic, 3.2 s before; a few milliseconds now, and also in a debug build).
+/// 20,000 meshes, each outlined under its own name (each top-level op finds its mesh
+/// through a map by op; a search of all meshes per op took 3.2 s here).
 #[test]
-fn many_meshes_are_outlined_in_linear_time() {
+fn many_meshes_are_all_outlined() {
     let src: String = (0..20_000).map(|i| format!("sdy.mesh @m{i} = <[\"x\"=2]>\n")).collect();
     let chunk = &parse_chunks(&src, false)[0];
     let model = Model::build(chunk);
-    let t0 = std::time::Instant::now();
     let symbols = document_symbols(&model, &chunk.top, &src);
-    let elapsed = t0.elapsed();
     assert_eq!(symbols.len(), 20_000);
-    assert_eq!(symbols[19_999].name, "@m19999");
-    assert!(elapsed < std::time::Duration::from_millis(1500), "{elapsed:?}");
+    assert!(symbols.iter().enumerate().all(|(i, s)| s.name == format!("@m{i}")));
 }
