@@ -62,11 +62,17 @@ pub struct Outcome {
 
 /// Canonicalizes `m` in place.
 pub fn canonicalize(m: &mut Module, cfg: &Config) -> Outcome {
+    rewrite_greedily(m, cfg, apply_patterns)
+}
+
+/// Runs the greedy driver with `patterns` on `m` in place (MLIR's
+/// `applyPatternsGreedily`).
+pub fn rewrite_greedily(m: &mut Module, cfg: &Config, patterns: driver::ApplyPatterns) -> Outcome {
     let empty =
         Module { values: Vec::new(), top: Op::pretty("builtin.module", vec![], vec![], vec![]) };
     let module = std::mem::replace(m, empty);
     let mut rw = Rewriter::new(Arena::from_module(module));
-    let converged = driver::run(&mut rw, cfg, apply_patterns);
+    let converged = driver::run(&mut rw, cfg, patterns);
     let errors =
         rw.errors.iter().map(|&(op, ref msg)| (rw.ir.op(op).origin, msg.clone())).collect();
     *m = rw.ir.into_module();

@@ -772,6 +772,17 @@ impl Builder<'_> {
             i += 1;
         }
         drop_single_result_parens(&mut pieces);
+        if op.name.starts_with("stablehlo.") {
+            // StableHLO's custom forms print every `key = value` spaced (`dims = [1, 0]`).
+            for j in 0..pieces.len() {
+                if matches!(&pieces[j].kind, PieceKind::Text(s) if s == "=") {
+                    pieces[j].space_before = true;
+                    if let Some(next) = pieces.get_mut(j + 1) {
+                        next.space_before = true;
+                    }
+                }
+            }
+        }
         if let Some(c) = last_top_level_colon(&pieces) {
             // The trailing signature is always ` : `.
             pieces[c].space_before = true;
