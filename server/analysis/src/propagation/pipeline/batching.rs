@@ -11,7 +11,7 @@
 use crate::canonicalize::arena::OpRef;
 use crate::canonicalize::driver::{Config, Rewriter};
 use crate::print::attr::NamedAttr;
-use crate::print::ir::{Attr, Module, Op, Syntax, ValueId};
+use crate::print::ir::{Attr, Module, Op, ValueId};
 use crate::print::names::element_type;
 use crate::print::stablehlo::struct_fields;
 use crate::propagation::graph::ValueType;
@@ -43,6 +43,8 @@ struct Names {
     index_map: &'static str,
     /// Every field, in the order StableHLO prints them.
     order: [&'static str; 6],
+    /// The boolean properties the op's builder always sets.
+    flags: &'static [&'static str],
 }
 
 const GATHER: Names = Names {
@@ -60,6 +62,7 @@ const GATHER: Names = Names {
         "start_index_map",
         "index_vector_dim",
     ],
+    flags: &["indices_are_sorted"],
 };
 
 const SCATTER: Names = Names {
@@ -77,6 +80,7 @@ const SCATTER: Names = Names {
         "scatter_dims_to_operand_dims",
         "index_vector_dim",
     ],
+    flags: &["indices_are_sorted", "unique_indices"],
 };
 
 /// A dimension-number attribute's fields as integer lists (`index_vector_dim` as a
@@ -191,6 +195,12 @@ fn rewrite(rw: &mut Rewriter, op: OpRef, names: &Names) -> bool {
     let node = &mut rw.ir.ops[op].op;
     if let Some(a) = node.props.iter_mut().find(|a| a.name == names.attr) {
         a.value = Attr::Raw(printed);
+    }
+    // The new op's builder sets its flags, defaults included.
+    for flag in names.flags {
+        if node.prop(flag).is_none() {
+            node.set_prop(flag, Attr::Bool(false));
+        }
     }
     rw.ir.set_operand(op, indices_at, new_indices);
     rw.add_to_worklist(op);
@@ -316,9 +326,9 @@ fn concatenate(
     result
 }
 
-/// A generic-form op; the printer uses its custom form.
+/// A new op, printed in its custom form.
 fn generic(name: &str, operands: Vec<ValueId>, result: ValueId, props: Vec<NamedAttr>) -> Op {
-    Op { syntax: Syntax::Generic, ..Op::pretty(name, operands, vec![result], props) }
+    Op::pretty(name, operands, vec![result], props)
 }
 
 fn i64_array(v: &[i64]) -> Attr {

@@ -984,8 +984,8 @@ pub fn sharding_group_import(m: &mut Module) -> Result<(), (Option<u32>, String)
         for &o in ops {
             let id = group_id(o);
             for x in [canon, id] {
-                if !parent.contains_key(&x) {
-                    parent.insert(x, x);
+                if let std::collections::hash_map::Entry::Vacant(e) = parent.entry(x) {
+                    e.insert(x);
                     members.push(x);
                 }
             }
