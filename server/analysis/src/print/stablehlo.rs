@@ -253,6 +253,12 @@ const STRUCTS: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// The fields of the dimension-number attribute that starts with `prefix`
+/// (`#stablehlo.gather<`), in the order StableHLO prints them.
+pub fn struct_field_order(prefix: &str) -> &'static [&'static str] {
+    STRUCTS.iter().find(|(p, _)| *p == prefix).map_or(&[], |(_, order)| order)
+}
+
 /// A `#stablehlo.gather/scatter/dot<...>` attribute as StableHLO prints it: fields in
 /// their order, empty lists and a zero `index_vector_dim` left out. Any other text, or
 /// one with a field this does not know, is returned as it is.

@@ -13,7 +13,7 @@ use crate::canonicalize::driver::{Config, Rewriter};
 use crate::print::attr::NamedAttr;
 use crate::print::ir::{Attr, Module, Op, ValueId};
 use crate::print::names::element_type;
-use crate::print::stablehlo::struct_fields;
+use crate::print::stablehlo::{struct_field_order, struct_fields};
 use crate::propagation::graph::ValueType;
 
 /// Runs the pass on `m`.
@@ -41,8 +41,6 @@ struct Names {
     indices_batching: &'static str,
     /// Index components to operand dimensions.
     index_map: &'static str,
-    /// Every field, in the order StableHLO prints them.
-    order: [&'static str; 6],
     /// The boolean properties the op's builder always sets.
     flags: &'static [&'static str],
 }
@@ -54,14 +52,6 @@ const GATHER: Names = Names {
     operand_batching: "operand_batching_dims",
     indices_batching: "start_indices_batching_dims",
     index_map: "start_index_map",
-    order: [
-        "offset_dims",
-        "collapsed_slice_dims",
-        "operand_batching_dims",
-        "start_indices_batching_dims",
-        "start_index_map",
-        "index_vector_dim",
-    ],
     flags: &["indices_are_sorted"],
 };
 
@@ -72,14 +62,6 @@ const SCATTER: Names = Names {
     operand_batching: "input_batching_dims",
     indices_batching: "scatter_indices_batching_dims",
     index_map: "scatter_dims_to_operand_dims",
-    order: [
-        "update_window_dims",
-        "inserted_window_dims",
-        "input_batching_dims",
-        "scatter_indices_batching_dims",
-        "scatter_dims_to_operand_dims",
-        "index_vector_dim",
-    ],
     flags: &["indices_are_sorted", "unique_indices"],
 };
 
@@ -114,8 +96,7 @@ impl DimNumbers {
     }
     /// The attribute as StableHLO prints it (empty lists left out).
     fn print(&self, names: &Names) -> String {
-        let fields: Vec<String> = names
-            .order
+        let fields: Vec<String> = struct_field_order(names.prefix)
             .iter()
             .filter_map(|k| {
                 let v = self.get(k);
