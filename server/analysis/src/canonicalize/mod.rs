@@ -79,11 +79,12 @@ pub struct Outcome {
 
 /// Canonicalizes `m` in place.
 pub fn canonicalize(m: &mut Module, cfg: &Config) -> Outcome {
-    canonicalize_with(m, cfg, apply_patterns)
+    rewrite_greedily(m, cfg, apply_patterns)
 }
 
-/// [`canonicalize`] with only some of the patterns (MLIR's `enabledPatterns`).
-pub fn canonicalize_with(m: &mut Module, cfg: &Config, patterns: driver::ApplyPatterns) -> Outcome {
+/// Runs the greedy driver with `patterns` on `m` in place (MLIR's
+/// `applyPatternsGreedily`).
+pub fn rewrite_greedily(m: &mut Module, cfg: &Config, patterns: driver::ApplyPatterns) -> Outcome {
     let empty =
         Module { values: Vec::new(), top: Op::pretty("builtin.module", vec![], vec![], vec![]) };
     let module = std::mem::replace(m, empty);

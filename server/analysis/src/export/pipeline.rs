@@ -6,7 +6,7 @@
 //! is not registered yet is skipped (see [`missing_steps`]). The two canonicalizer
 //! runs enable only the patterns of one label, as Shardy does.
 
-use crate::canonicalize::{canonicalize_with, collective_label_patterns, reshard_label_patterns};
+use crate::canonicalize::{collective_label_patterns, reshard_label_patterns, rewrite_greedily};
 use crate::passes::{
     parse_pass_flag, pass_info, OptKind, OptionInfo, Pass, PassContext, PassFailed, PassOptions,
 };
@@ -159,7 +159,7 @@ impl Pass for ExportPipeline {
                 Runnable::Pass(p) => p.run(cx)?,
                 Runnable::Canonicalize(patterns) => {
                     let cfg = crate::canonicalize::driver::Config::default();
-                    let outcome = canonicalize_with(cx.module, &cfg, *patterns);
+                    let outcome = rewrite_greedily(cx.module, &cfg, *patterns);
                     if let Some((origin, message)) = outcome.errors.into_iter().next() {
                         let at = origin.map_or(0, |o| {
                             cx.model.ops.iter().find(|op| op.start == o).map_or(o, |op| op.loc())

@@ -253,6 +253,12 @@ const STRUCTS: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// The fields of the dimension-number attribute that starts with `prefix`
+/// (`#stablehlo.gather<`), in the order StableHLO prints them.
+pub fn struct_field_order(prefix: &str) -> &'static [&'static str] {
+    STRUCTS.iter().find(|(p, _)| *p == prefix).map_or(&[], |(_, order)| order)
+}
+
 /// A `#stablehlo.gather/scatter/dot<...>` attribute as StableHLO prints it: fields in
 /// their order, empty lists and a zero `index_vector_dim` left out. Any other text, or
 /// one with a field this does not know, is returned as it is.
@@ -260,25 +266,7 @@ pub fn canonical_struct(text: String) -> String {
     let Some((prefix, order)) = STRUCTS.iter().find(|(p, _)| text.starts_with(p)) else {
         return text;
     };
-    let Some(body) = text[prefix.len()..].strip_suffix('>') else { return text };
-    // Top-level `name = value` fields (values are lists or integers).
-    let mut fields: Vec<(&str, &str)> = Vec::new();
-    let (mut depth, mut start) = (0i32, 0);
-    for (i, c) in body.char_indices().chain([(body.len(), ',')]) {
-        match c {
-            '[' => depth += 1,
-            ']' => depth -= 1,
-            ',' if depth == 0 => {
-                let field = body[start..i].trim();
-                if !field.is_empty() {
-                    let Some((k, v)) = field.split_once('=') else { return text };
-                    fields.push((k.trim(), v.trim()));
-                }
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
+    let Some(fields) = struct_fields(&text[prefix.len()..]) else { return text };
     if fields.iter().any(|(k, _)| !order.contains(k)) {
         return text;
     }
@@ -289,6 +277,30 @@ pub fn canonical_struct(text: String) -> String {
         .map(|(k, v)| format!("{k} = {v}"))
         .collect();
     format!("{prefix}{}>", kept.join(", "))
+}
+
+/// The top-level `name = value` fields (values are lists or integers) of a
+/// dimension-number attribute's body, after its `#stablehlo.gather<` and up to its `>`.
+pub fn struct_fields(body: &str) -> Option<Vec<(&str, &str)>> {
+    let body = body.strip_suffix('>')?;
+    let mut fields: Vec<(&str, &str)> = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in body.char_indices().chain([(body.len(), ',')]) {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ',' if depth == 0 => {
+                let field = body[start..i].trim();
+                if !field.is_empty() {
+                    let (k, v) = field.split_once('=')?;
+                    fields.push((k.trim(), v.trim()));
+                }
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    Some(fields)
 }
 
 /// Whether the generic-form `op` can be printed in its custom form: it has exactly the

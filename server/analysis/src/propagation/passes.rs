@@ -229,8 +229,9 @@ fn_pass!(c_flatten, "sdy-flatten-call-graph", |cx, _| {
     calls::flatten_call_graph(cx.module);
     Ok(())
 });
-fn_pass!(c_import_calls, "sdy-import-func-calls", |cx, _| {
-    let w = calls::import_func_calls(cx.module);
+fn_pass!(c_import_calls, "sdy-import-func-calls", |cx, o| {
+    let w =
+        calls::import_func_calls(cx.module, o.bool("add-data-flow-edges-on-named-computations"));
     for (origin, msg) in w {
         if cx.session.first_time("import-func-calls/multiple-calls") {
             let at = origin
@@ -244,6 +245,29 @@ fn_pass!(c_import_calls, "sdy-import-func-calls", |cx, _| {
 fn_pass!(c_group_import, "sdy-sharding-group-import", |cx, _| {
     let r = import::sharding_group_import(cx.module);
     fail(cx, r)
+});
+fn_pass!(c_import_pipeline, "sdy-import-pipeline", |cx, o| {
+    // Shardy's `addImportPipeline` with default propagation options.
+    let m = &mut *cx.module;
+    import::symbol_dce(m);
+    import::lift_inlined_meshes(m);
+    import::remove_size_one_axes(m);
+    import::propagate_sharding_from_func_to_call(m);
+    import::constant_or_scalar_splitter(m);
+    import::symbol_dce(m);
+    let r = import::manual_axes_cleanup(m);
+    fail(cx, r)?;
+    super::edges::add_data_flow_edges(cx.module);
+    if o.bool("dedup-functions-fully") {
+        super::constraints::apply_sharding_constraints(cx.module);
+        let r = import::sharding_group_import(cx.module);
+        fail(cx, r)?;
+    }
+    Ok(())
+});
+fn_pass!(c_batching, "sdy-explicit-gather-scatter-batching", |cx, _| {
+    super::pipeline::batching::explicit_gather_scatter_batching(cx.module);
+    Ok(())
 });
 fn_pass!(c_pre_order, "sdy-pre-order-funcs", |cx, _| {
     calls::pre_order_funcs(cx.module);
@@ -321,6 +345,11 @@ pub(crate) const fn info(
 
 const DEDUP: &[OptionInfo] =
     &[OptionInfo { name: "dedup-functions-fully", kind: OptKind::Bool, default: "false" }];
+const IMPORT_CALLS: &[OptionInfo] = &[OptionInfo {
+    name: "add-data-flow-edges-on-named-computations",
+    kind: OptKind::Bool,
+    default: "true",
+}];
 const FULL: &[OptionInfo] =
     &[OptionInfo { name: "enable-full-version", kind: OptKind::Bool, default: "false" }];
 
@@ -349,8 +378,15 @@ pub static EXTRA: &[PassInfo] = &[
         c_manual_cleanup,
     ),
     info("sdy-flatten-call-graph", "one function per call", &[], c_flatten),
-    info("sdy-import-func-calls", "calls become named computations", &[], c_import_calls),
+    info("sdy-import-func-calls", "calls become named computations", IMPORT_CALLS, c_import_calls),
     info("sdy-sharding-group-import", "unifies and renumbers sharding groups", &[], c_group_import),
+    info(
+        "sdy-explicit-gather-scatter-batching",
+        "implicit gather/scatter batch dimensions made explicit",
+        &[],
+        c_batching,
+    ),
+    info("sdy-import-pipeline", "the import passes before propagation", DEDUP, c_import_pipeline),
     info("sdy-pre-order-funcs", "functions in call-graph pre-order", &[], c_pre_order),
     info("sdy-export-named-computations", "named computations become calls", &[], c_export_named),
     info(

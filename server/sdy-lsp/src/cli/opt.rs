@@ -1,6 +1,7 @@
 //! `sdy-lsp opt`: a drop-in for `sdy_opt` on the flags Shardy's lit tests use.
 //!
-//! `sdy-lsp opt FILE|- [-split-input-file] [-verify-diagnostics] [PASS...] [--]`
+//! `sdy-lsp opt FILE|- [-split-input-file] [-verify-diagnostics]
+//! [-allow-unregistered-dialect] [PASS...] [--]`
 //!
 //! Each chunk (the whole file, or each `// -----` piece with `-split-input-file`) is
 //! parsed and verified; the passes (`-sdy-populate-op-sharding-rules[=OPTIONS]`, see
@@ -19,6 +20,7 @@ use sdy_analysis::diag::{Diagnostic, LineIndex, Origin, Severity};
 use sdy_analysis::mlir_loc::{self, Shown};
 use sdy_analysis::model::Model;
 use sdy_analysis::passes::{self, PassSpec, Pipeline, Session};
+use sdy_analysis::verify::messages::UNREGISTERED_DIALECT_GENERIC;
 use sdy_syntax::tree::{Chunk, StmtKind};
 use std::cell::OnceCell;
 use std::collections::HashMap;
@@ -29,6 +31,8 @@ struct Options {
     file: String,
     split: bool,
     verify: bool,
+    /// Generic-form ops of unknown dialects are accepted.
+    allow_unregistered: bool,
     /// The passes to run, in order.
     passes: Vec<PassSpec>,
 }
@@ -37,6 +41,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
     let mut file = None;
     let mut split = false;
     let mut verify = false;
+    let mut allow_unregistered = false;
     let mut passes = Vec::new();
     let mut rest_are_files = false;
     for a in args {
@@ -48,8 +53,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             Some("") => rest_are_files = true, // `--`
             Some("split-input-file") => split = true,
             Some("verify-diagnostics") => verify = true,
-            // Unregistered ops are read as any other op: nothing to allow.
-            Some("allow-unregistered-dialect") => {}
+            Some("allow-unregistered-dialect") => allow_unregistered = true,
             Some(_) => {
                 passes.push(passes::parse_pass_flag(a).map_err(|e| format!("sdy-lsp opt: {e}"))?)
             }
@@ -63,7 +67,13 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             }
         }
     }
-    Ok(Options { file: file.unwrap_or_else(|| "-".to_string()), split, verify, passes })
+    Ok(Options {
+        file: file.unwrap_or_else(|| "-".to_string()),
+        split,
+        verify,
+        allow_unregistered,
+        passes,
+    })
 }
 
 pub fn run(args: &[String]) -> ExitCode {
@@ -99,6 +109,9 @@ pub fn run(args: &[String]) -> ExitCode {
     for chunk in sdy_analysis::parse_chunks(&text, opts.split) {
         let analysis = sdy_analysis::analyze_chunk(&text, &chunk);
         let mut diags = sdy_analysis::verify::mlir_view(&analysis.diagnostics, &analysis.model);
+        if opts.allow_unregistered {
+            diags.retain(|d| d.message != UNREGISTERED_DIALECT_GENERIC);
+        }
         let mut chunk_failed = diags.iter().any(|d| d.severity == Severity::Error);
         let mut printed = String::new();
         if !chunk_failed {

@@ -657,8 +657,20 @@ impl Parser<'_> {
         key: &'static str,
         f: impl FnOnce(&mut Self) -> Option<SdyAttr>,
     ) -> Option<NamedAttr> {
-        let start = self.peek().start;
         self.custom_op = static_op_name(&op.name.text);
+        // An attribute parameter also takes its full form (`#sdy.mesh<...>`), as
+        // MLIR's `parseCustomAttributeWithFallback` does; it prints stripped.
+        let full_form = match key {
+            "mesh" => Some("#sdy.mesh"),
+            "sharding" | "out_sharding" => Some("#sdy.sharding"),
+            _ => None,
+        };
+        if full_form.is_some_and(|f| self.at(TokenKind::HashId) && self.text(self.peek()) == f)
+            && self.nth_kind(1) == TokenKind::Less
+        {
+            self.bump();
+        }
+        let start = self.peek().start;
         let value = f(self);
         self.custom_op = None;
         let value = value?;

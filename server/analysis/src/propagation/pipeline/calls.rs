@@ -35,7 +35,11 @@ fn calls_in(m: &Module, g: &Graph, f: OpIdx) -> Vec<Path> {
 }
 
 /// `cloneFuncRecursively` + `SymbolTable::insert`: returns the clone's name.
-fn clone_func_recursively(m: &mut Module, sym: &str, table: &mut SymbolTable) -> Option<String> {
+pub(super) fn clone_func_recursively(
+    m: &mut Module,
+    sym: &str,
+    table: &mut SymbolTable,
+) -> Option<String> {
     let idx = func_index(m, sym)?;
     let original = m.body()[idx].clone();
     let orig_name = original_func_name(&original)?;
@@ -125,7 +129,7 @@ pub fn flatten_call_graph(m: &mut Module) {
 
 /// `sdy-import-func-calls{add-data-flow-edges-on-named-computations=true}`. Returns
 /// the warnings (op origin, message) it emits.
-pub fn import_func_calls(m: &mut Module) -> Vec<(Option<u32>, String)> {
+pub fn import_func_calls(m: &mut Module, add_edges: bool) -> Vec<(Option<u32>, String)> {
     let mut warnings = Vec::new();
     let ms = super::import::meshes(m);
     let g = Graph::shared(m);
@@ -211,7 +215,9 @@ pub fn import_func_calls(m: &mut Module) -> Vec<(Option<u32>, String)> {
         b.retain(|o| !func_sym(o).is_some_and(|s| moved.contains_key(s)));
     }
     // Data-flow edges on every named computation.
-    add_edges_on(m, "sdy.named_computation");
+    if add_edges {
+        add_edges_on(m, "sdy.named_computation");
+    }
     warnings
 }
 
@@ -390,7 +396,7 @@ type Key = (String, Option<Attr>, Option<Vec<TensorSharding>>, Option<Vec<Tensor
 
 fn computation_key(ms: &HashMap<String, Mesh>, f: &Op, ignore: bool) -> Key {
     let manual = f.func().and_then(|fi| {
-        fi.fn_attrs.iter().find(|a| a.name == "sdy.manual_axes").map(|a| a.value.clone())
+        fi.fn_attrs.iter().find(|a| a.name == "sdy.func_manual_axes").map(|a| a.value.clone())
     });
     (
         original_func_name(f).unwrap_or_default(),
@@ -493,7 +499,7 @@ pub fn unflatten_call_graph(m: &mut Module, dedup_fully: bool) {
     if let Some(b) = m.body_mut() {
         for op in b.iter_mut() {
             remove_fn_attr(op, "sdy.original_func_name");
-            remove_fn_attr(op, "sdy.manual_axes");
+            remove_fn_attr(op, "sdy.func_manual_axes");
         }
     }
 }
@@ -561,8 +567,10 @@ pub fn insert_func_call_reshards(m: &mut Module) {
         }
         let (last, parent) = p.split_last().expect("non-root");
         let block = &mut op_at_path_mut(m, parent).regions[last.0].blocks[last.1];
-        for (k, op) in inserted.into_iter().enumerate() {
-            block.ops.insert(last.2 + 1 + k, op);
+        // Each reshard goes right after the call (MLIR's insertion point after the
+        // result), so later results' reshards come first.
+        for op in inserted {
+            block.ops.insert(last.2 + 1, op);
         }
         op_at_path_mut(m, &p).set_attr("sdy.sharding", Attr::PerValue(func_res));
     }

@@ -160,6 +160,35 @@ pub fn lift_inlined_meshes(m: &mut Module) {
         }
         s
     });
+    // Meshes of StableHLO collectives' `replica_groups`, op kind by op kind.
+    let mut shlo_meshes: HashMap<String, String> = HashMap::default();
+    for kind in REPLICA_GROUP_OPS {
+        m.top.walk_mut(&mut |op: &mut Op| {
+            if op.name != kind {
+                return;
+            }
+            let slot =
+                op.props.iter_mut().chain(op.attrs.iter_mut()).find(|a| a.name == "replica_groups");
+            let Some(NamedAttr { value: Attr::Raw(text), .. }) = slot else { return };
+            let Some((mesh, rest)) = replica_group_mesh(text) else { return };
+            let name = match mesh {
+                MeshOrRef::Symbol(n) => match rename.get(n) {
+                    Some(r) => r.clone(),
+                    None => return,
+                },
+                MeshOrRef::Stablehlo(key, mesh) => match shlo_meshes.get(key) {
+                    Some(n) => n.clone(),
+                    None => {
+                        let name = table.insert("mesh");
+                        shlo_meshes.insert(key.to_string(), name.clone());
+                        new_meshes.push(mesh_op(&name, mesh));
+                        name
+                    }
+                },
+            };
+            *text = format!("{REPLICA_GROUP_PREFIX}@{name}{rest}");
+        });
+    }
     let at = last_mesh.map_or(0, |i| i + 1);
     if let Some(b) = m.body_mut() {
         for (k, op) in new_meshes.into_iter().enumerate() {
@@ -174,6 +203,53 @@ pub fn lift_inlined_meshes(m: &mut Module) {
             }
         }
     }
+}
+
+/// The collectives whose `replica_groups` may name a mesh, in the order Shardy lifts
+/// them.
+const REPLICA_GROUP_OPS: [&str; 5] = [
+    "stablehlo.all_gather",
+    "stablehlo.all_reduce",
+    "stablehlo.reduce_scatter",
+    "stablehlo.all_to_all",
+    "stablehlo.collective_broadcast",
+];
+const REPLICA_GROUP_PREFIX: &str = "#stablehlo.replica_group_mesh_axes<mesh = ";
+
+enum MeshOrRef<'a> {
+    Symbol(&'a str),
+    /// An inlined `#stablehlo.mesh<...>` (its text, as the key) and its axes.
+    Stablehlo(&'a str, Mesh),
+}
+
+/// The mesh of a `#stablehlo.replica_group_mesh_axes<mesh = M, ...>` and the text after
+/// it.
+fn replica_group_mesh(text: &str) -> Option<(MeshOrRef<'_>, &str)> {
+    let rest = text.strip_prefix(REPLICA_GROUP_PREFIX)?;
+    if let Some(sym) = rest.strip_prefix('@') {
+        let end = sym.find([',', '>'])?;
+        return Some((MeshOrRef::Symbol(sym[..end].trim()), &sym[end..]));
+    }
+    let body = rest.strip_prefix("#stablehlo.mesh<")?;
+    // The mesh attribute ends at its matching `>`.
+    let mut depth = 1;
+    let end = body.char_indices().find_map(|(i, c)| {
+        match c {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            _ => {}
+        }
+        (depth == 0).then_some(i)
+    })?;
+    let key = &rest[..end + "#stablehlo.mesh<".len() + 1];
+    let mut axes = Vec::new();
+    for axis in body[..end].split("#stablehlo.mesh_axis<").skip(1) {
+        let name = axis.split_once("name = \"")?.1.split_once('"')?.0;
+        let size = axis.split_once("size = ")?.1;
+        let digits: String = size.chars().take_while(char::is_ascii_digit).collect();
+        axes.push((name.to_string(), digits.parse().ok()?));
+    }
+    Some((MeshOrRef::Stablehlo(key, Mesh { axes, device_ids: Vec::new() }), &rest[key.len()..]))
 }
 
 /// The module's meshes by symbol name.
@@ -427,10 +503,11 @@ pub fn constant_or_scalar_splitter(m: &mut Module) {
         .collect();
     let mut non_const_named: HashSet<String> = HashSet::default();
     let mut non_const_funcs: HashSet<String> = HashSet::default();
+    let mut table = SymbolTable::new(m);
     // Splitting a region only changes ops inside it, so the paths of this index stay
     // valid for every region: named computations first (post-order), then the body.
     for f in order {
-        let sym = func_sym(g.op(m, f)).unwrap_or("").to_string();
+        let sym = original_func_name(g.op(m, f)).unwrap_or_default();
         fn go(g: &Graph, i: OpIdx, out: &mut Vec<OpIdx>) {
             for r in &g.nodes[i].children {
                 for b in r {
@@ -448,6 +525,7 @@ pub fn constant_or_scalar_splitter(m: &mut Module) {
             originals: &originals,
             non_const_named: &mut non_const_named,
             non_const_funcs: &mut non_const_funcs,
+            table: &mut table,
         };
         for i in post {
             if g.nodes[i].name == "sdy.named_computation" {
@@ -464,6 +542,8 @@ struct Splitter<'a> {
     originals: &'a HashMap<String, Option<String>>,
     non_const_named: &'a mut HashSet<String>,
     non_const_funcs: &'a mut HashSet<String>,
+    /// Where cloned calls get the names of their callees' clones.
+    table: &'a mut SymbolTable,
 }
 
 /// Functions in the call graph's post-order (callees first).
@@ -601,7 +681,7 @@ fn split_region(m: &mut Module, path: &[(usize, usize, usize)], r: usize, cx: &m
             if !constant_set.contains(&d) && !scalar_set.contains(&d) {
                 continue;
             }
-            let nv = clone_sub_computation(m, &g, v, &mut before);
+            let nv = clone_sub_computation(m, &g, v, &mut before, cx.table);
             let user_op = g.op_mut(m, i);
             // operand k in MLIR order -> written order
             if let Some(w) = written_index(user_op, k) {
@@ -771,12 +851,13 @@ fn clone_sub_computation(
     g: &Graph,
     v: ValueId,
     before: &mut HashMap<OpIdx, Vec<Op>>,
+    table: &mut SymbolTable,
 ) -> ValueId {
     if is_scalar(m, v) {
         return v;
     }
     let mut map: HashMap<ValueId, ValueId> = HashMap::default();
-    clone_rec(m, g, v, &mut map, before);
+    clone_rec(m, g, v, &mut map, before, table);
     *map.get(&v).unwrap_or(&v)
 }
 
@@ -786,6 +867,7 @@ fn clone_rec(
     v: ValueId,
     map: &mut HashMap<ValueId, ValueId>,
     before: &mut HashMap<OpIdx, Vec<Op>>,
+    table: &mut SymbolTable,
 ) {
     if is_scalar(m, v) || map.contains_key(&v) {
         return;
@@ -793,11 +875,18 @@ fn clone_rec(
     let Some(Def::Result { op: d, .. }) = g.def(v) else { return };
     for &o in &g.nodes[d].operands {
         if matches!(g.def(o), Some(Def::Result { .. })) {
-            clone_rec(m, g, o, map, before);
+            clone_rec(m, g, o, map, before, table);
         }
     }
     let original = g.op(m, d).clone();
-    let cloned = clone_op(m, &original, map);
+    let mut cloned = clone_op(m, &original, map);
+    // A cloned call gets its own copy of the callee (appended to the module, which
+    // leaves the paths of the index valid).
+    if let Some(c) = callee(&cloned).filter(|_| cloned.name == "func.call") {
+        if let Some(new) = super::calls::clone_func_recursively(m, &c, table) {
+            set_callee(&mut cloned, &new);
+        }
+    }
     let mut new_ops = vec![cloned];
     // Clone the sharding group users of `v` right before the original op too.
     let users: Vec<OpIdx> = g
@@ -874,8 +963,11 @@ pub fn sharding_group_import(m: &mut Module) -> Result<(), (Option<u32>, String)
     if tensor_groups.is_empty() {
         return Ok(());
     }
-    // Union-find over group ids.
+    // Union-find over group ids as LLVM's `EquivalenceClasses`: members in insertion
+    // order, and a union keeps the leader of its first argument (each tensor's first
+    // group). New ids follow the leaders in that order.
     let mut parent: HashMap<i64, i64> = HashMap::default();
+    let mut members: Vec<i64> = Vec::new();
     fn find(p: &mut HashMap<i64, i64>, x: i64) -> i64 {
         let mut r = x;
         while let Some(&q) = p.get(&r) {
@@ -889,20 +981,23 @@ pub fn sharding_group_import(m: &mut Module) -> Result<(), (Option<u32>, String)
     }
     for (_, ops) in &tensor_groups {
         let canon = group_id(ops[0]);
-        parent.entry(canon).or_insert(canon);
         for &o in ops {
             let id = group_id(o);
-            parent.entry(id).or_insert(id);
+            for x in [canon, id] {
+                if let std::collections::hash_map::Entry::Vacant(e) = parent.entry(x) {
+                    e.insert(x);
+                    members.push(x);
+                }
+            }
             let (a, b) = (find(&mut parent, canon), find(&mut parent, id));
-            let (lo, hi) = if a < b { (a, b) } else { (b, a) };
-            parent.insert(hi, lo);
+            if a != b {
+                parent.insert(b, a);
+            }
         }
     }
-    let mut leaders: Vec<i64> = parent.keys().copied().collect::<Vec<_>>();
-    leaders.sort_unstable();
     let mut reindex: HashMap<i64, i64> = HashMap::default();
     let mut next = 0;
-    for &l in &leaders {
+    for &l in &members {
         if find(&mut parent, l) == l {
             reindex.insert(l, next);
             next += 1;

@@ -2,6 +2,7 @@
 //! export passes, in the order Shardy's registered pipeline runs them
 //! (`PassManager.parse("builtin.module(sdy-propagation-pipeline)")`).
 
+pub mod batching;
 pub mod calls;
 pub mod export;
 pub mod import;
@@ -68,7 +69,7 @@ fn pipeline_body(
     if !dedup_fully {
         calls::flatten_call_graph(m);
         import::symbol_dce(m);
-        for (at, msg) in calls::import_func_calls(m) {
+        for (at, msg) in calls::import_func_calls(m, true) {
             warnings.push(Warning {
                 once_key: Some("import-func-calls/multiple-calls"),
                 at: loc_of(model, at),
