@@ -86,7 +86,7 @@ pub fn hints(
         };
         match run {
             Some((run, true)) => {
-                for h in in_range(&run.hints, lo, hi).iter().filter(|h| show(*h)) {
+                for h in in_range(&run.hints, lo, hi).iter().filter(|h| show(h)) {
                     emit(h, h.offset, false, &mut out);
                 }
             }
@@ -94,7 +94,7 @@ pub fn hints(
                 if let Some((run, _)) = stale {
                     let map = OffsetMap::new(&run.src, &current.src);
                     for (a, b) in map.preimage(lo, hi) {
-                        let kinds = |h: &&Hint| h.kind != HintKind::Shape && show(*h);
+                        let kinds = |h: &&Hint| h.kind != HintKind::Shape && show(h);
                         for h in in_range(&run.hints, a, b).iter().filter(kinds) {
                             if let Some(o) = map.map(h.offset) {
                                 emit(h, o, true, &mut out);
