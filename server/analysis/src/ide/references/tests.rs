@@ -429,6 +429,6 @@ func.func @f(%a: tensor<8xf32>) -> tensor<8xf32> {
     .assert_eq(&describe(&f, "@mesh", 0, 1));
     let edits = rename(&f.cx(), at(src, "@mesh", 0, 1), "grid").unwrap().unwrap();
     let renamed = apply(src, &edits);
-    assert_eq!(renamed.matches("@grid").count(), 6, "{renamed}");
+    assert_eq!(renamed.matches("@grid").count(), 5, "{renamed}");
     assert!(!renamed.contains("@mesh"), "{renamed}");
 }
