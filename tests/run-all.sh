@@ -29,3 +29,5 @@ else
   exit 1
 fi
 SDY_LSP_BIN=$bin bash editors/nvim/tests/run.sh
+# From a JAX program to the editor (skipped where no Python has jax).
+SDY_LSP_BIN=$bin bash editors/tests/jax_export.sh

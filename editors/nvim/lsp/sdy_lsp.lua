@@ -5,7 +5,8 @@
 --- and values, go to definition, inlay hints, sharding propagation through code lenses and
 --- the `sdy.propagate` command).
 ---
---- Build it from the sdy-lsp repository and put it on your PATH:
+--- Put it on your PATH: `pip install sdy-lsp` (the repository's wheel), or from the
+--- sdy-lsp repository:
 --- ```sh
 --- cargo install --path server/sdy-lsp
 --- ```
@@ -27,7 +28,8 @@
 --- ```
 ---
 --- Neovim detects `*.mlir` as filetype `mlir` since 0.11; it has no MLIR syntax file, so
---- highlighting comes from the server's semantic tokens (when it sends them).
+--- highlighting comes from the server's semantic tokens. Neovim 0.11+ shows diagnostics
+--- without their message at the line end: `vim.diagnostic.config({ virtual_text = true })`.
 
 ---@type vim.lsp.Config
 return {
@@ -46,6 +48,8 @@ return {
       perDeviceShapes = true,
       propagatedShardings = true,
       extensions = true,
+      -- true: no hints on op results sharded like one of their operands (JAX exports)
+      compact = false,
     },
   },
   settings = { sdy = {} },

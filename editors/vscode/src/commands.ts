@@ -71,12 +71,12 @@ export function propagatedModuleText(result: unknown): string {
 
 /** A short human summary of a `sdy.propagate` answer, if it carries one. */
 export function propagateSummary(result: unknown): string | undefined {
-  if (typeof result === 'string' && result !== '') return result;
-  if (result !== null && typeof result === 'object') {
-    const m = (result as Record<string, unknown>).message;
-    if (typeof m === 'string' && m !== '') return m;
-  }
-  return undefined;
+  let m: unknown = result;
+  if (result !== null && typeof result === 'object') m = (result as Record<string, unknown>).message;
+  if (typeof m !== 'string') return undefined;
+  // The server's messages start with `sdy: `; the status bar adds its own.
+  const summary = m.replace(/^sdy:\s*/, '');
+  return summary === '' ? undefined : summary;
 }
 
 /** JSON-RPC error codes the extension tells apart. */

@@ -203,14 +203,22 @@ function describe(a: Attempt): string {
   return `${where}${file}: ${a.reason ?? 'ok'}`;
 }
 
-/** The error shown when no candidate works: what was tried, and what to do. */
-export function notFoundMessage(attempts: Attempt[]): string {
+/**
+ * The error shown when no candidate works: what was tried, and what to do. `remoteName`
+ * is `vscode.env.remoteName`: in a remote window the server must be on the remote machine.
+ */
+export function notFoundMessage(attempts: Attempt[], remoteName?: string): string {
   const tried = attempts.map(describe).join('; ');
+  const install =
+    'Put sdy-lsp on the PATH (`pip install` its wheel, or `cargo install --path server/sdy-lsp` ' +
+    'in the sdy-lsp repository), or set "sdy.server.path" to the binary.';
+  if (remoteName === undefined || remoteName === '') {
+    return `sdy: cannot start the sdy-lsp language server. Tried ${tried}. ${install}`;
+  }
   return (
-    `sdy: cannot start the sdy-lsp language server. Tried ${tried}. ` +
-    'Build it with `cargo build --release -p sdy-lsp` (or install it with ' +
-    '`cargo install --path server/sdy-lsp`) and set "sdy.server.path" to the binary, ' +
-    'or put sdy-lsp on your PATH.'
+    `sdy: cannot start the sdy-lsp language server on the remote machine (${remoteName}). Tried ${tried}. ` +
+    `${install} In a remote window the server runs on the remote machine: install it there, and give ` +
+    '"sdy.server.path" as a path on that machine (User, Remote or Workspace settings all apply).'
   );
 }
 

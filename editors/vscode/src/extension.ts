@@ -61,7 +61,7 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
   });
   if (!found) {
-    const message = notFoundMessage(attempts);
+    const message = notFoundMessage(attempts, vscode.env.remoteName);
     output.appendLine(message);
     // Not awaited: activation must not wait for the user to click.
     void vscode.window.showErrorMessage(message, 'Open Settings', 'Show Output').then((choice) => {

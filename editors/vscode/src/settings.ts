@@ -33,12 +33,19 @@ export interface Settings {
   inlayHintsPerDeviceShapes: boolean;
   inlayHintsPropagatedShardings: boolean;
   inlayHintsExtensions: boolean;
+  inlayHintsCompact: boolean;
 }
 
 /** What the server receives (see the top of this file). */
 export interface ServerOptions {
   propagation: { mode: PropagationMode; strategy: PropagationStrategy };
-  inlayHints: { enable: boolean; perDeviceShapes: boolean; propagatedShardings: boolean; extensions: boolean };
+  inlayHints: {
+    enable: boolean;
+    perDeviceShapes: boolean;
+    propagatedShardings: boolean;
+    extensions: boolean;
+    compact: boolean;
+  };
 }
 
 /** The setting keys (under the `sdy` section) and their defaults, as in package.json. */
@@ -52,6 +59,7 @@ export const DEFAULTS = {
   'inlayHints.perDeviceShapes': true,
   'inlayHints.propagatedShardings': true,
   'inlayHints.extensions': true,
+  'inlayHints.compact': false,
 };
 export type SettingKey = keyof typeof DEFAULTS;
 export const SETTING_KEYS = Object.keys(DEFAULTS) as SettingKey[];
@@ -161,6 +169,7 @@ export function readSettings(get: Getter): { settings: Settings; problems: Setti
       DEFAULTS['inlayHints.extensions'],
       problems,
     ),
+    inlayHintsCompact: bool('inlayHints.compact', get('inlayHints.compact'), DEFAULTS['inlayHints.compact'], problems),
   };
   return { settings, problems };
 }
@@ -174,6 +183,7 @@ export function serverOptions(s: Settings): ServerOptions {
       perDeviceShapes: s.inlayHintsPerDeviceShapes,
       propagatedShardings: s.inlayHintsPropagatedShardings,
       extensions: s.inlayHintsExtensions,
+      compact: s.inlayHintsCompact,
     },
   };
 }

@@ -45,6 +45,10 @@ describe('commands', () => {
     assert.equal(propagateSummary('12 shardings changed'), '12 shardings changed');
     assert.equal(propagateSummary({ message: 'done' }), 'done');
     assert.equal(propagateSummary({}), undefined);
+    // The server's own `sdy: ` prefix is dropped: the status bar adds one.
+    assert.equal(propagateSummary({ message: 'sdy: propagated 1 chunk (pipeline) of version 1 in 42 ms' }),
+      'propagated 1 chunk (pipeline) of version 1 in 42 ms');
+    assert.equal(propagateSummary('sdy: '), undefined);
   });
 
   it('a server without the command: "unsupported", not an error', () => {

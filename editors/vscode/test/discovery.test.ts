@@ -193,8 +193,18 @@ describe('server discovery', { skip: posix ? false : 'fake binaries are shell sc
     assert.match(msg, /missing\/sdy-lsp.*no such file/);
     assert.match(msg, /exited with status 2: oops/);
     assert.match(msg, /"sdy\.server\.path"/);
-    assert.match(msg, /cargo build --release -p sdy-lsp/);
+    assert.match(msg, /cargo install --path server\/sdy-lsp/);
     assert.match(msg, /PATH/);
+    assert.doesNotMatch(msg, /remote/);
+  });
+
+  it('in a remote window the message says the server and its path are on the remote machine', async () => {
+    const { attempts } = await discover({ settingPath: '/home/me/sdy-lsp', env: { PATH: '' } });
+    const msg = notFoundMessage(attempts, 'ssh-remote');
+    assert.match(msg, /on the remote machine \(ssh-remote\)/);
+    assert.match(msg, /\/home\/me\/sdy-lsp.*no such file/);
+    assert.match(msg, /a path on that machine \(User, Remote or Workspace settings all apply\)/);
+    assert.equal(notFoundMessage(attempts, ''), notFoundMessage(attempts));
   });
 
   it('a directory or a non-executable file in the setting is rejected before running it', async () => {

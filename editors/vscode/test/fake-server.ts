@@ -37,7 +37,7 @@ conn.onRequest('workspace/executeCommand', (p: { command: string; arguments?: Ar
   }
   switch (p.command) {
     case 'sdy.propagate':
-      return { message: `propagated ${arg?.uri.split('/').pop()} with ${arg?.strategy}` };
+      return { message: `sdy: propagated ${arg?.uri.split('/').pop()} with ${arg?.strategy}` };
     case 'sdy.showPropagatedModule':
       return { text: `// propagated from ${arg?.uri}\nsdy.mesh @mesh = <["x"=2]>\n` };
     case 'sdy.fake.other':

@@ -61,6 +61,23 @@ describe('package.json', () => {
     ]);
   });
 
+  it('the server settings are read in remote windows too and restricted in untrusted workspaces', () => {
+    const props: Record<string, Property & { scope?: string }> = pkg.contributes.configuration.properties;
+    // `machine` / `machine-overridable` settings are read only from the Remote settings in a
+    // remote window: the User settings' sdy.server.path would be ignored without a word.
+    const restricted = ['sdy.server.path', 'sdy.server.extraArgs'];
+    for (const key of restricted) assert.equal(props[key].scope, 'window', key);
+    // A workspace setting could point at a program inside the opened folder.
+    const trust = pkg.capabilities.untrustedWorkspaces;
+    assert.equal(trust.supported, 'limited');
+    assert.deepEqual(trust.restrictedConfigurations, restricted);
+    assert.ok(trust.description);
+  });
+
+  it('mlir files get untruncated inlay hints (VS Code cuts them at 43 characters by default)', () => {
+    assert.deepEqual(pkg.contributes.configurationDefaults, { '[mlir]': { 'editor.inlayHints.maximumLength': 0 } });
+  });
+
   it('contributes exactly the commands extension.ts registers', () => {
     const contributed = pkg.contributes.commands.map((c: { command: string }) => c.command).sort();
     assert.deepEqual(contributed, Object.values(COMMANDS).sort());

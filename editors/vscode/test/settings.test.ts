@@ -34,6 +34,7 @@ describe('settings', () => {
       inlayHintsPerDeviceShapes: true,
       inlayHintsPropagatedShardings: true,
       inlayHintsExtensions: true,
+      inlayHintsCompact: false,
     });
     const shared = JSON.parse(fs.readFileSync(path.join(editors, 'default-init-options.json'), 'utf8'));
     assert.deepEqual(serverOptions(settings), shared);
@@ -57,6 +58,7 @@ describe('settings', () => {
         'inlayHints.perDeviceShapes': false,
         'inlayHints.propagatedShardings': true,
         'inlayHints.extensions': false,
+        'inlayHints.compact': true,
       }),
     );
     assert.deepEqual(problems, []);
@@ -65,7 +67,7 @@ describe('settings', () => {
     assert.equal(settings.traceServer, 'verbose');
     const expected = {
       propagation: { mode: 'onChange', strategy: 'op-priority' },
-      inlayHints: { enable: false, perDeviceShapes: false, propagatedShardings: true, extensions: false },
+      inlayHints: { enable: false, perDeviceShapes: false, propagatedShardings: true, extensions: false, compact: true },
     };
     assert.deepEqual(serverOptions(settings), expected);
     assert.deepEqual(didChangeConfigurationParams(settings), { settings: { sdy: expected } });
@@ -105,6 +107,7 @@ describe('settings', () => {
     assert.equal(changeAction(only('propagation.mode')), 'notify');
     assert.equal(changeAction(only('propagation.strategy')), 'notify');
     assert.equal(changeAction(only('inlayHints.perDeviceShapes')), 'notify');
+    assert.equal(changeAction(only('inlayHints.compact')), 'notify');
     assert.equal(changeAction(only('trace.server')), 'none');
     assert.equal(changeAction(() => false), 'none');
   });

@@ -224,6 +224,20 @@ async fn settings_switch_hints_and_modes() {
     let h = render_hints(&hints(&mut s, &text).await);
     assert!(h.contains("per-device") && !h.contains("[{\"x\"}, {\"y\"}]"), "{h}");
 
+    // Compact: only the hints of values not sharded like one of their operands.
+    s.notify(
+        "workspace/didChangeConfiguration",
+        set(json!({"inlayHints": {"propagatedShardings": true, "compact": true}})),
+    )
+    .await;
+    let h = render_hints(&hints(&mut s, &text).await);
+    assert!(h.lines().count() < all.lines().count(), "compact:\n{h}\nall:\n{all}");
+    assert!(h.lines().all(|l| all.lines().any(|a| a == l)), "compact:\n{h}\nall:\n{all}");
+    assert!(h.contains("[{\"x\"}, {\"y\"}]"), "{h}");
+    s.notify("workspace/didChangeConfiguration", set(json!({"inlayHints": {"compact": false}})))
+        .await;
+    assert_eq!(render_hints(&hints(&mut s, &text).await), all);
+
     s.notify("workspace/didChangeConfiguration", set(json!({"inlayHints": {"enable": false}})))
         .await;
     assert_eq!(hints(&mut s, &text).await, json!([]));

@@ -42,6 +42,8 @@ pub enum Target {
     MeshBody { name: Option<String>, mesh: Mesh, range: Span },
     /// An axis of a mesh body.
     MeshAxis { name: Option<String>, mesh: Mesh, index: usize },
+    /// A `#sdy.sharding_per_value` outside its entries: every entry with its site.
+    PerValue { op: OpId, entries: Vec<(Site, TensorSharding)>, range: Span },
     /// An SSA value, at its definition or a use.
     Value { value: ValueId, span: Span },
     /// An op, by its name.
@@ -55,7 +57,7 @@ impl Target {
             Target::Sharding { range, .. } => *range,
             Target::ShardingAxis { axis, .. } | Target::ListAxis { axis, .. } => axis.span,
             Target::MeshSymbol { span, .. } | Target::Value { span, .. } => *span,
-            Target::MeshBody { range, .. } => *range,
+            Target::MeshBody { range, .. } | Target::PerValue { range, .. } => *range,
             Target::MeshAxis { mesh, index, .. } => mesh.axes[*index].span,
             Target::OpName { op } => model.op(*op).name_span(),
         }
@@ -213,10 +215,21 @@ fn in_sdy_attr(
             Some(in_sharding(op, site(None), sharding, attr_span.shift(base), offset))
         }
         SdyAttr::PerValue(p) => {
-            let (i, s) = p.shardings.iter().enumerate().find(|(_, s)| s.span.contains(rel))?;
-            let sharding = TensorSharding::from_ast(s, base);
-            let range = sharding.span;
-            Some(in_sharding(op, site(Some(i as u32)), sharding, range, offset))
+            match p.shardings.iter().enumerate().find(|(_, s)| s.span.contains(rel)) {
+                Some((i, s)) => {
+                    let sharding = TensorSharding::from_ast(s, base);
+                    let range = sharding.span;
+                    Some(in_sharding(op, site(Some(i as u32)), sharding, range, offset))
+                }
+                // Its name or brackets: the list as a whole.
+                None => Some(Target::PerValue {
+                    op,
+                    entries: (p.shardings.iter().enumerate())
+                        .map(|(i, s)| (site(Some(i as u32)), TensorSharding::from_ast(s, base)))
+                        .collect(),
+                    range: attr_span.shift(base),
+                }),
+            }
         }
         SdyAttr::Mesh(m) => {
             let name = match &model.op(op).node.custom {

@@ -119,6 +119,9 @@ pub fn explain_target(
             (value::explain_value(model, *value), Subject::Value(*value))
         }
         Target::OpName { op } => (value::explain_op(model, src, *op), Subject::Op(*op)),
+        Target::PerValue { op, entries, .. } => {
+            (value::explain_per_value(model, *op, entries), Subject::Op(*op))
+        }
     };
     Explanation { range, markdown, subject }
 }

@@ -185,6 +185,39 @@ fn sdy_op_summary(name: &str) -> Option<&'static str> {
 }
 
 /// An op, by its name: operands and results, result shardings, its sharding rule.
+/// ` → per device `tensor<...>`` for the value at `site` sharded `s`, or nothing.
+fn per_device(model: &Model, op: OpId, site: &Site, s: &TensorSharding) -> String {
+    let ty = site_type(model, op, site);
+    let local = ty
+        .as_ref()
+        .and_then(|t| super::sharding::facts_for(model, s, Some(t.clone())).local_shape)
+        .and_then(|l| super::with_dims(ty.as_ref()?, &l));
+    local.map(|l| format!(" → per device `{l}`")).unwrap_or_default()
+}
+
+/// A `#sdy.sharding_per_value<[...]>` as a whole (hovered on its name): each entry with
+/// the value it shards and its per-device shape.
+pub fn explain_per_value(model: &Model, op: OpId, entries: &[(Site, TensorSharding)]) -> String {
+    let info = model.op(op);
+    let n = entries.len();
+    let mut out = format!(
+        "**`#sdy.sharding_per_value`** · {n} sharding{} on `{}`, one per value in order\n\n",
+        if n == 1 { "" } else { "s" },
+        info.name()
+    );
+    for (i, (site, s)) in entries.iter().enumerate() {
+        let value = match site {
+            Site::Result(r) => info.results.get(*r as usize).map(|&v| &model.value(v).name),
+            _ => None,
+        };
+        let who = value.map_or_else(|| format!("#{i}"), |name| format!("`{name}`"));
+        let local = per_device(model, op, site, s);
+        let _ = writeln!(out, "- {who}: `{}`{local}", s.body());
+    }
+    out.push_str("\nHover an entry for its explanation.");
+    out
+}
+
 pub fn explain_op(model: &Model, src: &str, op: OpId) -> String {
     let info = model.op(op);
     let name = info.name();
@@ -202,12 +235,7 @@ pub fn explain_op(model: &Model, src: &str, op: OpId) -> String {
     }
     for (i, &v) in info.results.iter().enumerate() {
         if let Some((s, _, _)) = value_sharding(model, v) {
-            let ty = site_type(model, op, &Site::Result(i as u32));
-            let local = ty
-                .as_ref()
-                .and_then(|t| super::sharding::facts_for(model, &s, Some(t.clone())).local_shape)
-                .and_then(|l| super::with_dims(ty.as_ref()?, &l));
-            let local = local.map(|l| format!(" → per device `{l}`")).unwrap_or_default();
+            let local = per_device(model, op, &Site::Result(i as u32), &s);
             let _ = writeln!(out, "- `{}`: `{}`{local}", model.value(v).name, s.body());
         }
     }

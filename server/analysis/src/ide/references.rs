@@ -18,6 +18,7 @@ use crate::query::occurrences::{
     alias_occurrences, list_meshes, op_occurrences, AxisScope, Occurrence,
 };
 use crate::query::{self, AxisOf, Index, Target};
+use sdy_syntax::lexer::TokenKind;
 use sdy_syntax::tree::{Child, Custom, StmtKind};
 use sdy_syntax::Span;
 
@@ -168,6 +169,7 @@ pub fn references(cx: &Ctx, entity: &Entity, include_decl: bool) -> Vec<Referenc
                 }
                 _ => {}
             });
+            symbols_in_broken_statements(cx, name, &mut out);
             out
         }
         Entity::Axis { of, name } => axis_references(cx, of, name),
@@ -178,6 +180,40 @@ pub fn references(cx: &Ctx, entity: &Entity, include_decl: bool) -> Vec<Referenc
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// `@name` in statements with a syntax error. The parser skips the rest of such a
+/// statement, so the attributes after the error are not in the tree; but that is the
+/// line being edited, and references and rename must still reach it.
+fn symbols_in_broken_statements(cx: &Ctx, name: &str, out: &mut Vec<Reference>) {
+    let mut broken: Vec<Span> = Vec::new();
+    let error_children = |base: u32, ops: &[Child], broken: &mut Vec<Span>| {
+        for c in ops.iter().filter(|c| c.op.kind == StmtKind::Error) {
+            broken.push(Span::new(base + c.offset, base + c.offset + c.op.len));
+        }
+    };
+    error_children(0, cx.top, &mut broken);
+    for info in &cx.model.ops {
+        if !info.node.errors.is_empty() {
+            broken.push(info.span());
+        }
+        for b in info.node.regions.iter().flat_map(|r| &r.blocks) {
+            error_children(info.start, &b.ops, &mut broken);
+        }
+    }
+    for span in broken {
+        let Some(text) = cx.src.get(span.start as usize..span.end as usize) else { continue };
+        for t in sdy_syntax::lexer::lex(text) {
+            let written = t.text(text).strip_prefix('@').unwrap_or_default();
+            if t.kind != TokenKind::AtId || written.trim_matches('"') != name {
+                continue;
+            }
+            let at = Span::new(span.start + t.start, span.start + t.end);
+            if !out.iter().any(|r| r.span == at) {
+                out.push(Reference { span: at, is_def: false });
+            }
+        }
+    }
 }
 
 /// The definitions and uses of SSA values.

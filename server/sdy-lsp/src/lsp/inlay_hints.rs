@@ -8,6 +8,8 @@
 //!   they point at is unchanged (the rest of the chunk keeps its place), and none in the
 //!   edited part: they may be wrong now but still say what the last run found, until
 //!   the next run (automatic in `onChange` mode) replaces them.
+//! * `compact`: no hints on op results sharded like one of their operands, so the hints
+//!   left mark where shardings change.
 //! * `inlayHint/resolve` adds the tooltip: the full explanation of the value (where each
 //!   axis came from, what a conflict dropped), as in the hover.
 //!
@@ -48,10 +50,13 @@ pub fn hints(
     let text = a.text(config.encoding);
     let want = text.span(range);
     let mut out = Vec::new();
-    let show = |k: HintKind| match k {
-        HintKind::Shape => settings.shape_hints,
-        HintKind::Sharding => settings.sharding_hints,
-        HintKind::Extension => settings.extension_hints,
+    let show = |h: &Hint| {
+        let kind = match h.kind {
+            HintKind::Shape => settings.shape_hints,
+            HintKind::Sharding => settings.sharding_hints,
+            HintKind::Extension => settings.extension_hints,
+        };
+        kind && !(settings.compact_hints && h.follows_operand)
     };
     for (i, c) in a.chunks.iter().enumerate() {
         if c.span.end < want.start || c.span.start > want.end {
@@ -81,7 +86,7 @@ pub fn hints(
         };
         match run {
             Some((run, true)) => {
-                for h in in_range(&run.hints, lo, hi).iter().filter(|h| show(h.kind)) {
+                for h in in_range(&run.hints, lo, hi).iter().filter(|h| show(h)) {
                     emit(h, h.offset, false, &mut out);
                 }
             }
@@ -89,7 +94,7 @@ pub fn hints(
                 if let Some((run, _)) = stale {
                     let map = OffsetMap::new(&run.src, &current.src);
                     for (a, b) in map.preimage(lo, hi) {
-                        let kinds = |h: &&Hint| h.kind != HintKind::Shape && show(h.kind);
+                        let kinds = |h: &&Hint| h.kind != HintKind::Shape && show(h);
                         for h in in_range(&run.hints, a, b).iter().filter(kinds) {
                             if let Some(o) = map.map(h.offset) {
                                 emit(h, o, true, &mut out);

@@ -63,6 +63,11 @@ fn sites_of(model: &Model, target: &Target) -> Vec<(Site, String)> {
     match target {
         Target::Value { value, .. } => value_site(model, *value).into_iter().collect(),
         Target::OpName { op } => op_results(*op, None),
+        Target::PerValue { op, entries, .. }
+            if matches!(entries.first(), Some((AttrSite::Result(_), _))) =>
+        {
+            op_results(*op, None)
+        }
         Target::Sharding { op, site, .. } | Target::ShardingAxis { op, site, .. } => {
             let start = model.op(*op).start;
             match site {

@@ -46,6 +46,8 @@ pub struct Settings {
     pub sharding_hints: bool,
     /// `→ ...` after a written sharding propagation extended or changed.
     pub extension_hints: bool,
+    /// Leave out the hints of op results sharded like one of their operands.
+    pub compact_hints: bool,
 }
 
 impl Default for Settings {
@@ -57,6 +59,7 @@ impl Default for Settings {
             shape_hints: true,
             sharding_hints: true,
             extension_hints: true,
+            compact_hints: false,
         }
     }
 }
@@ -83,6 +86,9 @@ impl Settings {
         }
         if let Some(b) = h["extensions"].as_bool() {
             self.extension_hints = b;
+        }
+        if let Some(b) = h["compact"].as_bool() {
+            self.compact_hints = b;
         }
     }
 
@@ -135,6 +141,8 @@ mod tests {
         assert!(!s.shape_hints && s.hints && s.sharding_hints && s.extension_hints);
         s.apply(&json!({"inlayHints": {"extensions": false}}));
         assert!(!s.extension_hints && s.sharding_hints);
+        s.apply(&json!({"inlayHints": {"compact": true}}));
+        assert!(s.compact_hints && !s.extension_hints);
         s.apply(&json!({"propagation": {"mode": "sometimes", "strategy": 3}}));
         assert_eq!((s.mode, s.strategy), (Mode::OnSave, Strategy::OpPriority));
     }

@@ -402,3 +402,33 @@ fn axis_list_over_two_meshes() {
           4:110 "x"
         Err("the shardings of `sdy.manual_computation` are on several meshes (`@a`, `@b`): the axis list belongs to none of them alone")"#]].assert_eq(&format!("{out}{refused:?}"));
 }
+
+#[test]
+fn mesh_named_in_statements_with_syntax_errors() {
+    // Lines being edited: the parser stops at the error, but the mesh named after it is
+    // still found and renamed.
+    let src = r#"sdy.mesh @mesh = <["x"=2]>
+func.func @f(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = stablehlo.abs , %a {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}]>]>} : tensor<8xf32>
+  %1 = stablehlo.abs %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {]>]>} : tensor<8xf32>
+  %2 = stablehlo.abs %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}]>]>} : tensor<8xf32>
+  ) @mesh
+  return %2 : tensor<8xf32>
+}
+"#;
+    let f = Fixture::new(src);
+    expect![[r#"
+        @mesh (1:10 @mesh): symbol @mesh
+          definition: 1:10 @mesh
+          def 1:10 @mesh
+          3:69 @mesh
+          4:67 @mesh
+          5:67 @mesh
+          6:5 @mesh
+    "#]]
+    .assert_eq(&describe(&f, "@mesh", 0, 1));
+    let edits = rename(&f.cx(), at(src, "@mesh", 0, 1), "grid").unwrap().unwrap();
+    let renamed = apply(src, &edits);
+    assert_eq!(renamed.matches("@grid").count(), 5, "{renamed}");
+    assert!(!renamed.contains("@mesh"), "{renamed}");
+}

@@ -34,6 +34,10 @@ pub struct Hint {
     pub label: String,
     /// The value it is about, for the explanation.
     pub site: Option<Site>,
+    /// The value is an op result sharded like one of the op's operands: the compact
+    /// view leaves its hints out (on a JAX export nearly every line has one), so what
+    /// remains marks where a sharding changes.
+    pub follows_operand: bool,
 }
 
 /// The hints of a propagated chunk, sorted by offset. `meshes` are the module's meshes
@@ -47,6 +51,8 @@ pub fn propagated(
     let by_start: FxHashMap<u32, OpId> =
         model.ops.iter().enumerate().map(|(i, o)| (o.start, i as OpId)).collect();
     let many_meshes = meshes.len() > 1;
+    let finals: FxHashMap<ValueId, &TensorSharding> =
+        p.values.iter().filter_map(|v| Some((v.value?, v.single()?))).collect();
     for v in &p.values {
         let shardings: Vec<&TensorSharding> =
             v.inferred.iter().filter_map(|x| x.sharding.as_ref()).collect();
@@ -56,6 +62,10 @@ pub fn propagated(
         let prefix = result_prefix(model, v);
         let label =
             shardings.iter().map(|s| label_of(s, many_meshes)).collect::<Vec<_>>().join(" | ");
+        let follows_operand = match shardings.as_slice() {
+            [s] => follows_operand(model, &by_start, &finals, v, s),
+            _ => false,
+        };
         match &v.written {
             None => {
                 if let Some(offset) = name_end(model, &by_start, v) {
@@ -64,6 +74,7 @@ pub fn propagated(
                         kind: HintKind::Sharding,
                         label: format!("{prefix}{label}"),
                         site: Some(v.site),
+                        follows_operand,
                     });
                 }
             }
@@ -75,6 +86,7 @@ pub fn propagated(
                             kind: HintKind::Extension,
                             label: format!("{prefix}→ {label}"),
                             site: Some(v.site),
+                            follows_operand: false,
                         });
                     }
                 }
@@ -82,7 +94,7 @@ pub fn propagated(
         }
         if let [s] = shardings.as_slice() {
             if let Some(h) = shape_hint(model, &by_start, v, s, meshes) {
-                out.push(h);
+                out.push(Hint { follows_operand, ..h });
             }
         }
     }
@@ -113,6 +125,7 @@ pub fn written_shapes(model: &Model) -> Vec<Hint> {
             kind: HintKind::Shape,
             label: shape_label(&local, &elem),
             site: None,
+            follows_operand: false,
         });
     }
     out.sort_by_key(|h| h.offset);
@@ -246,5 +259,19 @@ fn shape_hint(
         kind: HintKind::Shape,
         label: shape_label(&dims, elem),
         site: Some(v.site),
+        follows_operand: false,
     })
+}
+
+/// Whether `v`, an op result sharded `s`, has the axes of one of its op's operands.
+fn follows_operand(
+    model: &Model,
+    by_start: &FxHashMap<u32, OpId>,
+    finals: &FxHashMap<ValueId, &TensorSharding>,
+    v: &ValueResult,
+    s: &TensorSharding,
+) -> bool {
+    let Site::OpResult { op, .. } = v.site else { return false };
+    let Some(&id) = by_start.get(&op) else { return false };
+    model.op(id).operands.iter().flatten().any(|o| finals.get(o).is_some_and(|t| same_axes(s, t)))
 }

@@ -40,7 +40,8 @@ fn values_and_hints() {
     }
     for h in hints::propagated(&a.model, &p, &p.meshes) {
         let line = MLP[..h.offset as usize].matches('\n').count() + 1;
-        out.push_str(&format!("hint line {line} {:?} {}\n", h.kind, h.label));
+        let follows = if h.follows_operand { " (follows an operand)" } else { "" };
+        out.push_str(&format!("hint line {line} {:?} {}{follows}\n", h.kind, h.label));
     }
     expect![[r#"
         Arg { func: 35, index: 0 } written=<@mesh, [{"x", ?}, {?}]> inferred=<@mesh, [{"x", ?}, {?}]> origins=1
@@ -54,8 +55,8 @@ fn values_and_hints() {
         hint line 3 Shape per-device 4x8xf32
         hint line 4 Sharding [{"x", ?}, {"y", ?}]
         hint line 4 Shape per-device 4x8xf32
-        hint line 5 Sharding [{"x", ?}, {"y", ?}]
-        hint line 5 Shape per-device 4x8xf32
+        hint line 5 Sharding [{"x", ?}, {"y", ?}] (follows an operand)
+        hint line 5 Shape per-device 4x8xf32 (follows an operand)
     "#]].assert_eq(&out);
 }
 
