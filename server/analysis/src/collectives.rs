@@ -138,7 +138,9 @@ fn rest_key(mesh: &Mesh, logical: i64, axes: &[AxisRef]) -> Vec<i64> {
 /// The device groups of a collective over `axes` on `mesh`.
 pub fn device_groups(mesh: &Mesh, axes: &[AxisRef]) -> Vec<Vec<i64>> {
     let n = device_count(mesh);
-    let mut groups: Vec<(Vec<i64>, Vec<(i64, i64)>)> = Vec::new();
+    // (the other coordinates, [(index along the axes, device id)])
+    type Group = (Vec<i64>, Vec<(i64, i64)>);
+    let mut groups: Vec<Group> = Vec::new();
     for logical in 0..n {
         let key = rest_key(mesh, logical, axes);
         let member = (linear(mesh, logical, axes), device_id(mesh, logical));

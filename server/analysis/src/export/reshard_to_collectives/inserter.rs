@@ -301,6 +301,8 @@ impl Inserter<'_> {
     }
 
     /// `getSlicingAxesPerDim`.
+    // Indexed loops: Shardy's zips over several per-dimension lists of `self`.
+    #[allow(clippy::needless_range_loop)]
     fn slicing_axes(&mut self) -> Option<Vec<Axes>> {
         let rank = self.rank();
         let mut slicing: Vec<Axes> = vec![Vec::new(); rank];
@@ -314,7 +316,8 @@ impl Inserter<'_> {
         for src in 0..rank {
             let Some((tgt, start, end)) = self.slice_for_all_to_all(src) else { continue };
             any = true;
-            for a in self.outs[tgt][start..end].to_vec() {
+            let sliced: Axes = self.outs[tgt][start..end].to_vec();
+            for a in sliced {
                 self.ins[src].push(a.clone());
                 self.in_set_add(&a);
                 add_axis_or_merge(&mut slicing[src], a.clone(), self.mesh);
@@ -420,6 +423,7 @@ impl Inserter<'_> {
     /// `performCollectivePermute`: per dimension, keeps its sharded size and fills it
     /// with out axes at their place first, then other out axes, then the in axes to be
     /// gathered later (at the front, where they were).
+    #[allow(clippy::needless_range_loop)]
     fn perform_permute(&mut self) {
         let rank = self.rank();
         let mut available_out: Axes = Vec::new();
@@ -503,7 +507,7 @@ impl Inserter<'_> {
         let tgt = tgt?;
         let moved = &src_in[k..];
         let tgt_out = &self.outs[tgt];
-        if !out_of_order && !(tgt_out.len() >= moved.len() && tgt_out[..moved.len()] == *moved) {
+        if !(out_of_order || (tgt_out.len() >= moved.len() && tgt_out[..moved.len()] == *moved)) {
             return None;
         }
         let moved: Axes = self.ins[src].split_off(k);
