@@ -147,6 +147,12 @@ pub static PASSES: &[PassInfo] = &[
         create: Some(crate::propagation::passes::create_sink_data_flow_edges),
     },
     PassInfo {
+        flag: "sdy-pad-for-divisibility",
+        summary: "pads tensors with non-divisible shardings to divisible shapes",
+        options: &[],
+        create: Some(crate::export::pad_for_divisibility::create),
+    },
+    PassInfo {
         flag: "canonicalize",
         summary: "MLIR's canonicalizer (sdy patterns)",
         options: &[

@@ -38,7 +38,7 @@ pub mod ir;
 pub mod names;
 pub mod printer;
 pub mod sdy;
-mod stablehlo;
+pub(crate) mod stablehlo;
 pub mod text;
 
 pub use build::build_module;
