@@ -48,6 +48,8 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             Some("") => rest_are_files = true, // `--`
             Some("split-input-file") => split = true,
             Some("verify-diagnostics") => verify = true,
+            // Ops of unknown dialects are always accepted (kept in their generic form).
+            Some("allow-unregistered-dialect") => {}
             Some(_) => {
                 passes.push(passes::parse_pass_flag(a).map_err(|e| format!("sdy-lsp opt: {e}"))?)
             }
