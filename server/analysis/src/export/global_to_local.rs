@@ -5,11 +5,13 @@
 //! `sdy.constant` becomes a `stablehlo.constant` of the local type.
 //!
 //! Written so far: the type conversion of every op Shardy converts generically
-//! (StableHLO ops without a pattern of their own, ops of unknown dialects, returns,
-//! named computations), manual computations and splat or unsharded constants. Ops
-//! whose own pattern rewrites more than types (collectives, dense sharded constants,
-//! concatenate, convolution, dot, gather, iota, pad, scatter, slice, windows) are
-//! refused with an error when their shapes change, rather than given wrong shapes.
+//! (StableHLO ops without a pattern of their own, dot and dot_general, ops of unknown
+//! dialects, returns, named computations), manual computations, constants, iota, pad,
+//! and the collectives all_reduce, all_gather (per dimension or combined) and
+//! all_slice. Ops whose own pattern is not written yet (all_to_all,
+//! collective_permute, reduce_scatter, concatenate, convolution, gather, scatter,
+//! slice, reduce_window, select_and_scatter) are refused with an error when their
+//! shapes change, rather than given wrong shapes.
 
 use super::device_groups;
 use super::ops::{i64_array, retype, Builder};
@@ -26,6 +28,7 @@ pub struct GlobalToLocal {
     replicas: i64,
     partitions: i64,
     rgv3: bool,
+    per_dim: bool,
 }
 
 pub fn create(o: &PassOptions) -> Box<dyn Pass> {
@@ -33,12 +36,12 @@ pub fn create(o: &PassOptions) -> Box<dyn Pass> {
         replicas: o.int("replica-count").unwrap_or(1),
         partitions: o.int("partition-count").unwrap_or(1),
         rgv3: o.bool("enable-rgv3"),
+        per_dim: o.bool("per-dim-all-gather"),
     })
 }
 
 /// Ops with a conversion pattern of their own that is not written yet.
 const OWN_PATTERN: &[&str] = &[
-    "sdy.all_gather",
     "sdy.all_to_all",
     "sdy.collective_permute",
     "sdy.reduce_scatter",
@@ -138,13 +141,28 @@ impl Pass for GlobalToLocal {
             next_channel: next_channel(&top),
             rgv3: self.rgv3,
             replicas: self.replicas,
+            per_dim: self.per_dim,
             sh,
             global,
         };
         lz.localize(m, &mut top, &mut replaced);
-        for (from, to) in replaced {
-            top.replace_uses(from, to);
-        }
+        // Inlined values may chain (a nested computation's result returned by the
+        // outer one): each use takes the end of its chain.
+        let map: HashMap<ValueId, ValueId> = replaced.into_iter().collect();
+        let resolve = |mut v: ValueId| {
+            for _ in 0..=map.len() {
+                match map.get(&v) {
+                    Some(&to) => v = to,
+                    None => break,
+                }
+            }
+            v
+        };
+        top.walk_mut(&mut |op| {
+            for v in &mut op.operands {
+                *v = resolve(*v);
+            }
+        });
         // Function argument types follow their (converted) entry block arguments.
         if let Some(body) = top.regions.first_mut().and_then(|r| r.blocks.first_mut()) {
             for op in &mut body.ops {
@@ -216,6 +234,7 @@ struct Localizer<'a> {
     next_channel: i64,
     rgv3: bool,
     replicas: i64,
+    per_dim: bool,
     /// Every value's sharding, and its global type, as written.
     sh: HashMap<ValueId, TensorSharding>,
     global: HashMap<ValueId, String>,
@@ -235,6 +254,12 @@ impl Localizer<'_> {
                     }
                     if child.name == "sdy.all_slice" {
                         if let Some(ops) = self.all_slice(m, &child) {
+                            b.ops.extend(ops);
+                            continue;
+                        }
+                    }
+                    if child.name == "sdy.all_gather" {
+                        if let Some(ops) = self.all_gather(m, &child) {
                             b.ops.extend(ops);
                             continue;
                         }
@@ -362,6 +387,97 @@ impl Localizer<'_> {
         let mut b = Builder::new(m);
         self.dynamic_slice_for_axes(&mut b, input, &mesh, axes, &local, r);
         Some(b.ops)
+    }
+
+    /// `AllGatherOpPattern`: a `stablehlo.all_gather` per gathered dimension (last
+    /// first), or one over all their axes on a new leading dimension that is then
+    /// split and moved next to the dimensions it grows.
+    fn all_gather(&mut self, m: &mut Module, op: &Op) -> Option<Vec<Op>> {
+        let (Some(Attr::AxisLists(axes)), Some(out)) =
+            (op.prop("gathering_axes"), sharding_of(op.prop("out_sharding")))
+        else {
+            return None;
+        };
+        let mesh = self.mesh(&out.mesh)?;
+        let (&input, &r) = (op.operands.first()?, op.results.first()?);
+        let local = TensorTy::parse(m.ty(input)?)?;
+        let dims: Vec<usize> = (0..axes.len()).filter(|&d| !axes[d].is_empty()).collect();
+        let size = |a: &[AxisRef]| a.iter().map(|x| axis_size(x, &mesh)).product::<Option<i64>>();
+        let mut b = Builder::new(m);
+        if self.per_dim || dims.len() == 1 {
+            let mut cur = input;
+            let mut shape = local.shape.clone();
+            for &d in dims.iter().rev() {
+                *shape.get_mut(d)? *= size(&axes[d])?;
+                cur = self.stablehlo_all_gather(
+                    &mut b,
+                    cur,
+                    d,
+                    &axes[d],
+                    &out.mesh,
+                    &local.with_shape(shape.clone()),
+                )?;
+            }
+            b.ops.last_mut()?.results = vec![r];
+            return Some(b.ops);
+        }
+        let factors: Vec<i64> = dims.iter().map(|&d| size(&axes[d])).collect::<Option<_>>()?;
+        let all: Vec<AxisRef> = dims.iter().flat_map(|&d| axes[d].iter().cloned()).collect();
+        let with =
+            |lead: &[i64]| local.with_shape(lead.iter().chain(&local.shape).copied().collect());
+        let one = b.op("stablehlo.reshape", vec![input], vec![], &with(&[1]), None);
+        let group: i64 = factors.iter().product();
+        let gathered =
+            self.stablehlo_all_gather(&mut b, one, 0, &all, &out.mesh, &with(&[group]))?;
+        let split = b.op("stablehlo.reshape", vec![gathered], vec![], &with(&factors), None);
+        let n = dims.len();
+        let mut perm = Vec::new();
+        let mut next = 0;
+        for i in 0..local.shape.len() {
+            if dims.contains(&i) {
+                perm.push(next);
+                next += 1;
+            }
+            perm.push(i + n);
+        }
+        let split_shape: Vec<i64> = factors.iter().chain(&local.shape).copied().collect();
+        let moved = local.with_shape(perm.iter().map(|&p| split_shape[p]).collect());
+        let props = vec![NamedAttr::new(
+            "permutation",
+            i64_array(&perm.iter().map(|&p| p as i64).collect::<Vec<_>>()),
+        )];
+        let xposed = b.op("stablehlo.transpose", vec![split], props, &moved, None);
+        let mut fin = local.shape.clone();
+        for (j, &d) in dims.iter().enumerate() {
+            fin[d] *= factors[j];
+        }
+        b.op("stablehlo.reshape", vec![xposed], vec![], &local.with_shape(fin), None);
+        b.ops.last_mut()?.results = vec![r];
+        Some(b.ops)
+    }
+
+    /// A `stablehlo.all_gather` of `v` along `dim` over `axes`, of type `ty`.
+    fn stablehlo_all_gather(
+        &mut self,
+        b: &mut Builder<'_>,
+        v: ValueId,
+        dim: usize,
+        axes: &[AxisRef],
+        mesh: &MeshRef,
+        ty: &TensorTy,
+    ) -> Option<ValueId> {
+        let groups = self.replica_groups(axes, mesh)?;
+        let props = vec![
+            NamedAttr::new("all_gather_dim", Attr::Int { value: dim as i128, ty: "i64".into() }),
+            NamedAttr::new("channel_handle", self.channel()),
+            NamedAttr::new("replica_groups", groups),
+            NamedAttr::new("use_global_device_ids", Attr::Unit),
+        ];
+        let r = b.op("stablehlo.all_gather", vec![v], props, ty, None);
+        if let Some(last) = b.ops.last_mut() {
+            last.syntax = Syntax::Generic;
+        }
+        Some(r)
     }
 
     /// `StablehloPadOpPattern` for a sharded operand: a local pad when every device

@@ -29,6 +29,8 @@ struct Options {
     file: String,
     split: bool,
     verify: bool,
+    /// Ops of unknown dialects (generic form) are accepted.
+    allow_unregistered: bool,
     /// The passes to run, in order.
     passes: Vec<PassSpec>,
 }
@@ -37,6 +39,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
     let mut file = None;
     let mut split = false;
     let mut verify = false;
+    let mut allow_unregistered = false;
     let mut passes = Vec::new();
     let mut rest_are_files = false;
     for a in args {
@@ -48,8 +51,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             Some("") => rest_are_files = true, // `--`
             Some("split-input-file") => split = true,
             Some("verify-diagnostics") => verify = true,
-            // Ops of unknown dialects are always accepted (kept in their generic form).
-            Some("allow-unregistered-dialect") => {}
+            Some("allow-unregistered-dialect") => allow_unregistered = true,
             Some(_) => {
                 passes.push(passes::parse_pass_flag(a).map_err(|e| format!("sdy-lsp opt: {e}"))?)
             }
@@ -63,7 +65,13 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             }
         }
     }
-    Ok(Options { file: file.unwrap_or_else(|| "-".to_string()), split, verify, passes })
+    Ok(Options {
+        file: file.unwrap_or_else(|| "-".to_string()),
+        split,
+        verify,
+        allow_unregistered,
+        passes,
+    })
 }
 
 pub fn run(args: &[String]) -> ExitCode {
@@ -99,6 +107,10 @@ pub fn run(args: &[String]) -> ExitCode {
     for chunk in sdy_analysis::parse_chunks(&text, opts.split) {
         let analysis = sdy_analysis::analyze_chunk(&text, &chunk);
         let mut diags = sdy_analysis::verify::mlir_view(&analysis.diagnostics, &analysis.model);
+        if opts.allow_unregistered {
+            use sdy_analysis::verify::messages::UNREGISTERED_DIALECT_GENERIC;
+            diags.retain(|d| d.message != UNREGISTERED_DIALECT_GENERIC);
+        }
         let mut chunk_failed = diags.iter().any(|d| d.severity == Severity::Error);
         let mut printed = String::new();
         if !chunk_failed {
