@@ -524,9 +524,9 @@ impl Localizer<'_> {
         let mut k_low = Vec::new();
         let mut k_high = Vec::new();
         let mut safe = Vec::new();
-        for i in 0..rank {
-            let max = *offsets[i].iter().max()?;
-            let min = *offsets[i].iter().min()?;
+        for (i, dim_offsets) in offsets.iter().enumerate() {
+            let max = *dim_offsets.iter().max()?;
+            let min = *dim_offsets.iter().min()?;
             let lo = max.max(0);
             let hi = (lres.shape[i] - min - expanded(i)).max(0);
             k_low.push(lo);
