@@ -160,6 +160,24 @@ pub static PASSES: &[PassInfo] = &[
         create: Some(crate::export::pipeline::create),
     },
     PassInfo {
+        flag: "sdy-pad-for-divisibility",
+        summary: "pads tensors with non-divisible shardings to divisible shapes",
+        options: &[],
+        create: Some(crate::export::pad_for_divisibility::create),
+    },
+    PassInfo {
+        flag: "sdy-convert-global-to-local",
+        summary: "converts the program from global to per-device (local) shapes",
+        options: &[
+            opt("per-dim-all-gather", OptKind::Bool, "false"),
+            opt("combine-multi-dimension-reduce-scatter", OptKind::Bool, "false"),
+            opt("enable-rgv3", OptKind::Bool, "false"),
+            opt("replica-count", OptKind::Int, "1"),
+            opt("partition-count", OptKind::Int, "1"),
+        ],
+        create: Some(crate::export::global_to_local::create),
+    },
+    PassInfo {
         flag: "canonicalize",
         summary: "MLIR's canonicalizer (sdy patterns)",
         options: &[

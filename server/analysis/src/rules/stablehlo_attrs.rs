@@ -69,7 +69,7 @@ impl Value {
             _ => None,
         }
     }
-    fn field(&self, key: &str) -> Option<&Value> {
+    pub fn field(&self, key: &str) -> Option<&Value> {
         match self {
             Value::Struct(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
             _ => None,
