@@ -375,12 +375,15 @@ pub struct Session {
     /// Attach the op to warning notes (MLIR's `printOpOnDiagnostic`; `sdy_opt` turns
     /// it off under `-verify-diagnostics`).
     pub print_op_on_diagnostic: bool,
+    /// `-allow-unregistered-dialect`: generic-form ops of unknown dialects verify
+    /// (also when the IR is verified after a pass).
+    pub allow_unregistered: bool,
     once: HashSet<String>,
 }
 
 impl Session {
     pub fn new(print_op_on_diagnostic: bool) -> Session {
-        Session { print_op_on_diagnostic, once: HashSet::new() }
+        Session { print_op_on_diagnostic, allow_unregistered: false, once: HashSet::new() }
     }
     /// True the first time `key` is seen in this process (`llvm::call_once` flags).
     pub fn first_time(&mut self, key: &str) -> bool {
@@ -530,7 +533,9 @@ impl Pipeline {
             // MLIR verifies the IR after every pass; the text of the last one is the
             // output.
             let text = crate::print::print_module(cx.module);
-            if let Some((origin, message)) = verify_after::first_error_in(cx.module, &text) {
+            if let Some((origin, message)) =
+                verify_after::first_error_in(cx.module, &text, cx.session.allow_unregistered)
+            {
                 let at = origin.map_or(0, |o| {
                     cx.model.ops.iter().find(|op| op.start == o).map_or(o, |op| op.loc())
                 });

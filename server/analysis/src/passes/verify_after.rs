@@ -11,18 +11,21 @@ use crate::diag::Severity;
 use crate::model::Model;
 use crate::print::ir::Module;
 
-/// The first error MLIR's verifier reports on `module`: the origin of the op it is
-/// about (`None` for ops a pass made) and the message.
-pub fn first_error(module: &Module) -> Option<(Option<u32>, String)> {
-    first_error_in(module, &crate::print::print_module(module))
-}
-
-/// [`first_error`] when the module's printed text is at hand.
-pub fn first_error_in(module: &Module, printed: &str) -> Option<(Option<u32>, String)> {
+/// The first error MLIR's verifier reports on `module` (printed as `printed`): the
+/// origin of the op it is about (`None` for ops a pass made) and the message.
+pub fn first_error_in(
+    module: &Module,
+    printed: &str,
+    allow_unregistered: bool,
+) -> Option<(Option<u32>, String)> {
     let chunk = crate::parse_chunks(printed, false).pop()?;
     let analysis = crate::analyze_chunk(printed, &chunk);
     let diags = crate::verify::mlir_view(&analysis.diagnostics, &analysis.model);
-    let d = diags.into_iter().find(|d| d.severity == Severity::Error)?;
+    let d = diags.into_iter().find(|d| {
+        d.severity == Severity::Error
+            && !(allow_unregistered
+                && d.message == crate::verify::messages::UNREGISTERED_DIALECT_GENERIC)
+    })?;
     Some((origin_of(module, &analysis.model, d.span.start), d.message))
 }
 

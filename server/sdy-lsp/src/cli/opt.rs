@@ -106,6 +106,7 @@ pub fn run(args: &[String]) -> ExitCode {
     }
     // MLIR prints the op in diagnostic notes, except under -verify-diagnostics.
     let mut session = Session::new(!opts.verify);
+    session.allow_unregistered = opts.allow_unregistered;
     for chunk in sdy_analysis::parse_chunks(&text, opts.split) {
         let analysis = sdy_analysis::analyze_chunk(&text, &chunk);
         let mut diags = sdy_analysis::verify::mlir_view(&analysis.diagnostics, &analysis.model);
