@@ -28,12 +28,13 @@ impl Mesh {
             .collect();
         let ids: Option<Vec<i64>> =
             ast.device_ids.as_ref().map(|d| d.ids.iter().map(|(v, _)| *v).collect());
-        let total: i64 = axes.iter().map(|a| a.size).product();
+        // Checked: axis sizes are whatever the text says (`None` never matches a count).
+        let total = axes.iter().try_fold(1i64, |p, a| p.checked_mul(a.size));
         let device_ids = match ids {
             // Iota ids are dropped while parsing, as MLIR does (a maximal mesh keeps its id).
             Some(ids)
                 if !axes.is_empty()
-                    && ids.len() as i64 == total
+                    && total == Some(ids.len() as i64)
                     && ids.iter().enumerate().all(|(i, v)| *v == i as i64) =>
             {
                 None
