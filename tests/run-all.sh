@@ -31,3 +31,5 @@ fi
 SDY_LSP_BIN=$bin bash editors/nvim/tests/run.sh
 # From a JAX program to the editor (skipped where no Python has jax).
 SDY_LSP_BIN=$bin bash editors/tests/jax_export.sh
+# Install without Rust: the wheel (dev profile, reusing the debug build) in a fresh venv.
+bash editors/tests/wheel.sh --dev
