@@ -264,7 +264,7 @@ impl Padder<'_> {
     /// `padCollectiveOp` for all_slice, reduce_scatter and all_to_all (which then
     /// trims its source dimensions back to the operand's size).
     fn collective(&mut self, b: &mut Builder<'_>, mut op: Op, all_to_all: bool) {
-        let (Some(&input), Some(&result)) = (op.operands.first(), op.results.first()) else {
+        let (Some(&input), Some(_)) = (op.operands.first(), op.results.first()) else {
             b.ops.push(op);
             return;
         };
@@ -287,28 +287,43 @@ impl Padder<'_> {
             (true, Some(Attr::AllToAll(ps))) => ps.iter().map(|p| p.src_dim as usize).collect(),
             _ => Vec::new(),
         };
-        let target = self.trim_target(&padded_in, &orig_in, &trim_dims);
-        match target {
-            Some(limits) => {
-                let fresh = b.m.new_value(Some(padded_in.text()));
-                op.results[0] = fresh;
-                if let Some(s) = &out {
-                    self.sh.insert(fresh, s.clone());
-                }
-                if zero {
-                    self.zero.insert(fresh, ());
-                }
-                b.ops.push(op);
-                self.trim(b, fresh, result, &padded_in, &limits, out.as_ref(), known_before);
+        let limits = self.trim_target(&padded_in, &orig_in, &trim_dims);
+        self.push_trimmed(b, op, &padded_in, limits, out.as_ref(), zero, known_before);
+    }
+
+    /// Pushes collective `op`, whose result now has type `padded`: with `limits`, the
+    /// op gets a fresh result and a slice to `limits` takes over the old one (`zero`:
+    /// the op's result is zero-padded; `trim_zero`: so is the trimmed value).
+    #[allow(clippy::too_many_arguments)]
+    fn push_trimmed(
+        &mut self,
+        b: &mut Builder<'_>,
+        mut op: Op,
+        padded: &TensorTy,
+        limits: Option<Vec<i64>>,
+        out: Option<&TensorSharding>,
+        zero: bool,
+        trim_zero: bool,
+    ) {
+        let result = op.results[0];
+        let Some(limits) = limits else {
+            self.set_ty(b.m, result, padded);
+            if zero {
+                self.zero.insert(result, ());
             }
-            None => {
-                self.set_ty(b.m, result, &padded_in);
-                if zero {
-                    self.zero.insert(result, ());
-                }
-                b.ops.push(op);
-            }
+            b.ops.push(op);
+            return;
+        };
+        let fresh = b.m.new_value(Some(padded.text()));
+        op.results[0] = fresh;
+        if let Some(s) = out {
+            self.sh.insert(fresh, s.clone());
         }
+        if zero {
+            self.zero.insert(fresh, ());
+        }
+        b.ops.push(op);
+        self.trim(b, fresh, result, padded, &limits, out, trim_zero);
     }
 
     /// The limits of a trimming slice of a `new`-typed value back to `orig` on
@@ -363,7 +378,7 @@ impl Padder<'_> {
     }
 
     /// `AllGatherOpPattern`: gathered dimensions are trimmed back after the gather.
-    fn all_gather(&mut self, b: &mut Builder<'_>, mut op: Op) {
+    fn all_gather(&mut self, b: &mut Builder<'_>, op: Op) {
         let (Some(&input), Some(&result)) = (op.operands.first(), op.results.first()) else {
             b.ops.push(op);
             return;
@@ -386,27 +401,8 @@ impl Padder<'_> {
             }
             _ => Vec::new(),
         };
-        match self.trim_target(&new, &orig_res, &dims) {
-            Some(limits) => {
-                let fresh = b.m.new_value(Some(new.text()));
-                op.results[0] = fresh;
-                if let Some(s) = &out {
-                    self.sh.insert(fresh, s.clone());
-                }
-                if zero {
-                    self.zero.insert(fresh, ());
-                }
-                b.ops.push(op);
-                self.trim(b, fresh, result, &new, &limits, out.as_ref(), zero);
-            }
-            None => {
-                self.set_ty(b.m, result, &new);
-                if zero {
-                    self.zero.insert(result, ());
-                }
-                b.ops.push(op);
-            }
-        }
+        let limits = self.trim_target(&new, &orig_res, &dims);
+        self.push_trimmed(b, op, &new, limits, out.as_ref(), zero, zero);
     }
 
     /// `StablehloSliceOpPattern`: a sharded slice takes more of its (padded) operand.
