@@ -68,15 +68,7 @@ fn unwrap_metadata(rw: &Rewriter, mut v: ValueId) -> ValueId {
 fn permutation(op: &Op) -> Option<Vec<i64>> {
     let text = match (&op.syntax, op.prop("permutation")) {
         (_, Some(a)) => format!("permutation = {}", crate::print::attr::attr_to_string(a)),
-        (Syntax::Custom(t), None) => t
-            .pieces
-            .iter()
-            .filter_map(|p| match &p.kind {
-                PieceKind::Text(s) => Some(s.as_str()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join(" "),
+        (Syntax::Custom(t), None) => t.joined_text(),
         _ => return None,
     };
     InherentAttrs::from_text(&text, &[]).permutation()

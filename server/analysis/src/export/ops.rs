@@ -42,15 +42,7 @@ pub fn slice_bounds(op: &Op) -> Option<Vec<(i64, i64, i64)>> {
             .then(|| s.iter().zip(&l).zip(&t).map(|((&a, &b), &c)| (a, b, c)).collect());
     }
     let Syntax::Custom(t) = &op.syntax else { return None };
-    let text: String = t
-        .pieces
-        .iter()
-        .filter_map(|p| match &p.kind {
-            PieceKind::Text(s) => Some(s.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join(" ");
+    let text: String = t.joined_text();
     let open = text.find('[')?;
     let close = open + text[open..].find(']')?;
     let body = &text[open + 1..close];

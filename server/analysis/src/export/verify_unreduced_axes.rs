@@ -8,7 +8,7 @@
 //! every function is checked.
 
 use crate::passes::{PassContext, PassFailed};
-use crate::print::ir::{Module, Op, PieceKind, Syntax, ValueId};
+use crate::print::ir::{Module, Op, Syntax, ValueId};
 use crate::print::sdy::{AxisRef, Mesh, Reduction, TensorSharding};
 use crate::propagation::axis::overlaps;
 use crate::propagation::graph::{erase_manual_axes, manual_axes, mlir_operands, Def, Graph, OpIdx};
@@ -310,14 +310,7 @@ fn reduction_of(name: &str) -> Option<Reduction> {
 /// The op of a `stablehlo.reduce` written in its compact form (`applies OP`).
 fn applied_op(op: &Op) -> Option<&str> {
     let Syntax::Custom(t) = &op.syntax else { return None };
-    let texts: Vec<&str> = t
-        .pieces
-        .iter()
-        .filter_map(|p| match &p.kind {
-            PieceKind::Text(s) => Some(s.as_str()),
-            _ => None,
-        })
-        .collect();
+    let texts: Vec<&str> = t.texts().collect();
     let k = texts.iter().position(|&s| s == "applies")?;
     texts.get(k + 1).copied()
 }

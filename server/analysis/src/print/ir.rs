@@ -108,6 +108,20 @@ pub struct Template {
     pub pieces: Vec<Piece>,
 }
 
+impl Template {
+    /// The literal texts, in order (the holes left out).
+    pub fn texts(&self) -> impl Iterator<Item = &str> {
+        self.pieces.iter().filter_map(|p| match &p.kind {
+            PieceKind::Text(s) => Some(s.as_str()),
+            _ => None,
+        })
+    }
+    /// The literal texts joined by spaces, for reading values the tokens spell.
+    pub fn joined_text(&self) -> String {
+        self.texts().collect::<Vec<_>>().join(" ")
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Piece {
     /// Whether a space separates this piece from the previous one.
