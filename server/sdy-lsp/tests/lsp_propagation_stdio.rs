@@ -2,9 +2,12 @@
 //! skipped when absent): open it, run `sdy.propagate`, receive inlay hints with the
 //! propagated shardings; edit it: the hints are marked stale; run again: fresh.
 
+mod lsp_common;
+
+use lsp_common::stdio::spawn;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::io::Write;
+use std::process::{Child, ChildStdin};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -14,46 +17,13 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 struct Server {
     child: Child,
     stdin: ChildStdin,
-    inbox: mpsc::Receiver<Value>,
+    inbox: mpsc::Receiver<Result<Value, String>>,
     next_id: i64,
 }
 
 impl Server {
     fn start() -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sdy-lsp"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("cannot start sdy-lsp");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, inbox) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut r = BufReader::new(stdout);
-            loop {
-                let mut len = None;
-                loop {
-                    let mut line = String::new();
-                    if r.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let line = line.trim_end();
-                    if line.is_empty() {
-                        break;
-                    }
-                    if let Some(v) = line.strip_prefix("Content-Length:") {
-                        len = v.trim().parse::<usize>().ok();
-                    }
-                }
-                let mut body = vec![0; len.expect("Content-Length")];
-                if r.read_exact(&mut body).is_err()
-                    || tx.send(serde_json::from_slice(&body).unwrap()).is_err()
-                {
-                    return;
-                }
-            }
-        });
+        let (child, stdin, inbox) = spawn(&[]);
         Server { child, stdin, inbox, next_id: 0 }
     }
 
@@ -84,7 +54,8 @@ impl Server {
         }
         self.send(m);
         loop {
-            let m = self.inbox.recv_timeout(TIMEOUT).expect("no response");
+            let m =
+                self.inbox.recv_timeout(TIMEOUT).expect("no response").expect("a framed message");
             if m["id"] == id && m.get("method").is_none() {
                 assert!(m.get("error").is_none(), "{method}: {m}");
                 return m["result"].clone();
@@ -102,7 +73,11 @@ impl Server {
 
     fn diagnostics(&mut self, version: i64) -> Value {
         loop {
-            let m = self.inbox.recv_timeout(TIMEOUT).expect("no diagnostics");
+            let m = self
+                .inbox
+                .recv_timeout(TIMEOUT)
+                .expect("no diagnostics")
+                .expect("a framed message");
             self.answer_server_request(&m);
             if m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == version
             {

@@ -11,15 +11,15 @@
 
 use serde_json::{json, Value};
 use std::collections::HashSet;
-use std::io::{BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::io::Write;
+use std::process::{Child, ChildStdin};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 mod lsp_common;
 
 use lsp_common::rng::Rng;
-use lsp_common::stdio::read_frame;
+use lsp_common::stdio::spawn;
 
 const URI: &str = "file:///fuzz.mlir";
 const DOC: &str = "sdy.mesh @mesh = <[\"x\"=2]>\nfunc.func @f(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\"}]>}) -> tensor<8xf32> {\n  return %a : tensor<8xf32>\n}\n";
@@ -62,26 +62,7 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sdy-lsp"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .env("SDY_LSP_DEBOUNCE_MS", "0")
-            .spawn()
-            .expect("cannot start sdy-lsp");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, messages) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut r = BufReader::new(stdout);
-            loop {
-                let m = read_frame(&mut r);
-                let end = m.is_err();
-                if tx.send(m).is_err() || end {
-                    return;
-                }
-            }
-        });
+        let (child, stdin, messages) = spawn(&[("SDY_LSP_DEBOUNCE_MS", "0")]);
         Server { child, stdin, messages }
     }
 
