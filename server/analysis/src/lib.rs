@@ -9,6 +9,7 @@ pub mod ide;
 pub mod incremental;
 pub mod mlir_loc;
 pub mod model;
+pub mod pass;
 pub mod passes;
 pub mod print;
 pub mod propagation;

@@ -7,7 +7,7 @@
 //! Shardy walks each function in post-order and stops at the function's first error;
 //! every function is checked.
 
-use crate::passes::{PassContext, PassFailed};
+use crate::pass::{PassContext, PassFailed};
 use crate::print::ir::{Module, Op, Syntax, ValueId};
 use crate::print::sdy::{AxisRef, Mesh, Reduction, TensorSharding};
 use crate::propagation::axis::overlaps;
