@@ -4,7 +4,7 @@
 //! on this module only; the registry and the pipeline that runs passes are
 //! `crate::passes`, above every pass.
 
-use crate::diag::{Diagnostic, Note, Origin, Severity};
+use crate::diag::{Diagnostic, DiagnosticCode, Note, Origin, Severity};
 use crate::model::Model;
 use crate::print::ir::Module;
 use sdy_syntax::tree::Chunk;
@@ -251,6 +251,8 @@ pub struct PassContext<'a> {
     pub model: &'a Model,
     pub module: &'a mut Module,
     pub session: &'a mut Session,
+    /// The flag of the pass running: the code of what it emits.
+    pub pass: &'static str,
     /// Diagnostics emitted so far (in emission order).
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -298,6 +300,7 @@ impl PassContext<'_> {
             focus: span,
             severity,
             message,
+            code: DiagnosticCode::Pass(self.pass),
             notes,
             origin: Origin::Pass,
             stage: None,

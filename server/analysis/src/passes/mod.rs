@@ -17,7 +17,7 @@
 pub mod populate_rules;
 pub mod verify_after;
 
-use crate::diag::{Diagnostic, Severity};
+use crate::diag::{Diagnostic, DiagnosticCode, Severity};
 use crate::model::Model;
 pub use crate::pass::{
     opt, CreatePass, OptKind, OptionInfo, Pass, PassContext, PassFailed, PassInfo, PassOptions,
@@ -221,9 +221,13 @@ impl Pipeline {
             model: cx.model,
             module,
             session: &mut *cx.session,
+            pass: cx.pass,
             diagnostics: Vec::new(),
         };
-        let result = self.passes.iter_mut().try_for_each(|p| p.run(&mut sub));
+        let result = self.passes.iter_mut().try_for_each(|p| {
+            sub.pass = p.flag();
+            p.run(&mut sub)
+        });
         let diagnostics = std::mem::take(&mut sub.diagnostics);
         cx.diagnostics.extend(diagnostics);
         result
@@ -245,11 +249,13 @@ impl Pipeline {
             model,
             module: &mut module,
             session,
+            pass: "",
             diagnostics: Vec::new(),
         };
         let mut failed = false;
         let mut printed = None;
         for pass in &mut self.passes {
+            cx.pass = pass.flag();
             if pass.run(&mut cx).is_err() {
                 failed = true;
                 break;
@@ -264,6 +270,9 @@ impl Pipeline {
                     cx.model.ops.iter().find(|op| op.start == o).map_or(o, |op| op.loc())
                 });
                 cx.emit_with(Severity::Error, at, message, None);
+                if let Some(d) = cx.diagnostics.last_mut() {
+                    d.code = DiagnosticCode::VerifyAfterPass;
+                }
                 failed = true;
                 break;
             }
@@ -343,6 +352,43 @@ mod tests {
         assert_eq!(
             split_options("filter=dot,constant,reshard", &only_filter).unwrap(),
             vec![("filter".to_string(), Some("dot,constant,reshard".to_string()))]
+        );
+    }
+
+    /// A pass that drops the meshes its module's shardings name: the module no longer
+    /// verifies after it.
+    struct DropMeshes;
+    impl Pass for DropMeshes {
+        fn flag(&self) -> &'static str {
+            "drop-meshes"
+        }
+        fn run(&mut self, cx: &mut PassContext<'_>) -> Result<(), PassFailed> {
+            for region in &mut cx.module.top.regions {
+                for block in &mut region.blocks {
+                    block.ops.retain(|op| &*op.name != "sdy.mesh");
+                }
+            }
+            cx.warn(0, "meshes dropped".into(), None);
+            Ok(())
+        }
+    }
+
+    /// A pass's diagnostics carry its flag; a module that does not verify after it,
+    /// [`DiagnosticCode::VerifyAfterPass`].
+    #[test]
+    fn codes_of_pass_diagnostics() {
+        let src = "sdy.mesh @m = <[\"a\"=2]>\nfunc.func @f(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{\"a\"}]>}) -> tensor<8xf32> {\n  return %a : tensor<8xf32>\n}\n";
+        let chunk = crate::parse_chunks(src, false).pop().unwrap();
+        let analysis = crate::analyze_chunk(src, &chunk);
+        assert_eq!(analysis.diagnostics, vec![]);
+        let mut pipeline = Pipeline { passes: vec![Box::new(DropMeshes)] };
+        let run = pipeline.run(src, &chunk, &analysis.model, &mut Session::new(false));
+        let codes: Vec<_> = run.diagnostics.iter().map(|d| d.code).collect();
+        assert_eq!(
+            codes,
+            [DiagnosticCode::Pass("drop-meshes"), DiagnosticCode::VerifyAfterPass],
+            "{:?}",
+            run.diagnostics
         );
     }
 }

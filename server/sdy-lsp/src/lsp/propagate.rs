@@ -37,7 +37,7 @@ use super::outgoing::{Outbox, Outgoing};
 use super::panic::guard;
 use super::position::Text;
 use super::settings::{self, Mode};
-use sdy_analysis::diag::{Origin, Severity};
+use sdy_analysis::diag::{DiagnosticCode, Origin, Severity};
 use sdy_analysis::propagation::editor::{self, hints, ChunkPropagation, Control, Flow, Strategy};
 use sdy_analysis::ChunkAnalysis;
 use sdy_syntax::tree::Chunk;
@@ -50,7 +50,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tower_lsp::lsp_types::{
     Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, InitializeParams, Location,
-    MessageType, NumberOrString, Url,
+    MessageType, Url,
 };
 use tower_lsp::Client;
 
@@ -819,15 +819,17 @@ impl Propagator {
                     &text,
                     r.span.shift(base),
                     DiagnosticSeverity::INFORMATION,
-                    "reshard",
+                    DiagnosticCode::Reshard,
                     message,
                     (config.related_information && !related.is_empty()).then_some(related),
                 ));
             }
             for d in run.prop.diagnostics.iter().filter(|d| d.origin == Origin::Pass) {
                 let (severity, code) = match d.severity {
-                    Severity::Error => (DiagnosticSeverity::WARNING, "propagation-failed"),
-                    _ => (DiagnosticSeverity::INFORMATION, "propagation"),
+                    Severity::Error => {
+                        (DiagnosticSeverity::WARNING, DiagnosticCode::PropagationFailed)
+                    }
+                    _ => (DiagnosticSeverity::INFORMATION, d.code),
                 };
                 let message = if d.severity == Severity::Error {
                     format!("propagation failed: {}", d.message)
@@ -845,14 +847,15 @@ fn diagnostic(
     text: &Text<'_>,
     span: Span,
     severity: DiagnosticSeverity,
-    code: &str,
+    code: DiagnosticCode,
     message: String,
     related: Option<Vec<DiagnosticRelatedInformation>>,
 ) -> Diagnostic {
     Diagnostic {
         range: text.range(span),
         severity: Some(severity),
-        code: Some(NumberOrString::String(code.to_string())),
+        code: Some(super::diagnostics::code(code)),
+        code_description: super::diagnostics::code_description(code),
         source: Some(SOURCE.to_string()),
         message,
         related_information: related,
