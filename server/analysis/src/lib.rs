@@ -15,6 +15,7 @@ pub mod print;
 pub mod propagation;
 pub mod query;
 pub mod rules;
+pub mod shape;
 pub mod syntax_diags;
 pub mod verify;
 

@@ -165,10 +165,7 @@ pub(crate) fn mesh_problem(m: &MeshAst, base: u32) -> Option<MeshProblem> {
     let mut ids: Vec<i64> =
         m.device_ids.as_ref().map_or_else(Vec::new, |d| d.ids.iter().map(|(v, _)| *v).collect());
     // Iota device ids are dropped while the attribute is built.
-    if !m.axes.is_empty()
-        && ids.len() as i64 == total
-        && ids.iter().enumerate().all(|(i, v)| *v == i as i64)
-    {
+    if crate::shape::is_iota_device_ids(m.axes.iter().map(|a| a.size), &ids) {
         ids.clear();
     }
     if let Some(id) = ids.iter().find(|&&id| id < 0) {
