@@ -112,7 +112,7 @@ impl DiagnosticCode {
     ];
 
     /// The code as the client sees it.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         use DiagnosticCode::*;
         match self {
             Syntax => "syntax",

@@ -376,8 +376,9 @@ fn report(cx: &Ctx, op: OpId, stage: Stage, v: Violation, out: &mut Vec<Diagnost
     d.notes = v.notes.iter().map(|(span, m)| Note { span: *span, message: m.clone() }).collect();
     out.push(d);
     for m in &v.follow_ups {
-        let mut f = Diagnostic::error(at, text(m), Origin::Verifier).with_code(code);
+        let mut f = Diagnostic::error(at, text(m), Origin::Verifier);
         f.focus = info.name_span();
+        f.code = code;
         f.stage = Some(stage);
         out.push(f);
     }

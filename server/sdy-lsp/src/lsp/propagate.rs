@@ -37,7 +37,7 @@ use super::outgoing::{Outbox, Outgoing};
 use super::panic::guard;
 use super::position::Text;
 use super::settings::{self, Mode};
-use sdy_analysis::diag::{DiagnosticCode, Origin, Severity};
+use sdy_analysis::diag::{Origin, Severity};
 use sdy_analysis::propagation::editor::{self, hints, ChunkPropagation, Control, Flow, Strategy};
 use sdy_analysis::ChunkAnalysis;
 use sdy_syntax::tree::Chunk;
@@ -50,7 +50,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tower_lsp::lsp_types::{
     Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, InitializeParams, Location,
-    MessageType, Url,
+    MessageType, NumberOrString, Url,
 };
 use tower_lsp::Client;
 
@@ -819,17 +819,15 @@ impl Propagator {
                     &text,
                     r.span.shift(base),
                     DiagnosticSeverity::INFORMATION,
-                    DiagnosticCode::Reshard,
+                    "reshard",
                     message,
                     (config.related_information && !related.is_empty()).then_some(related),
                 ));
             }
             for d in run.prop.diagnostics.iter().filter(|d| d.origin == Origin::Pass) {
                 let (severity, code) = match d.severity {
-                    Severity::Error => {
-                        (DiagnosticSeverity::WARNING, DiagnosticCode::PropagationFailed)
-                    }
-                    _ => (DiagnosticSeverity::INFORMATION, d.code),
+                    Severity::Error => (DiagnosticSeverity::WARNING, PROPAGATION_FAILED),
+                    _ => (DiagnosticSeverity::INFORMATION, d.code.as_str()),
                 };
                 let message = if d.severity == Severity::Error {
                     format!("propagation failed: {}", d.message)
@@ -843,19 +841,20 @@ impl Propagator {
     }
 }
 
+const PROPAGATION_FAILED: &str = sdy_analysis::diag::DiagnosticCode::PropagationFailed.as_str();
+
 fn diagnostic(
     text: &Text<'_>,
     span: Span,
     severity: DiagnosticSeverity,
-    code: DiagnosticCode,
+    code: &str,
     message: String,
     related: Option<Vec<DiagnosticRelatedInformation>>,
 ) -> Diagnostic {
     Diagnostic {
         range: text.range(span),
         severity: Some(severity),
-        code: Some(super::diagnostics::code(code)),
-        code_description: super::diagnostics::code_description(code),
+        code: Some(NumberOrString::String(code.to_string())),
         source: Some(SOURCE.to_string()),
         message,
         related_information: related,
