@@ -2,153 +2,104 @@
 //! shows it (LSP `code`, with a link to the rules it stands for), quick fixes are keyed
 //! by it, and `check --format json` prints it. The text output stays MLIR's.
 
-/// The identity of a diagnostic: one per parse-error family, verifier rule family
-/// (Shardy's rule groups: meshes M, shardings S, per-value shardings P, functions F,
-/// manual computations MC, collectives C, sharding rules R), hint, and pass.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum DiagnosticCode {
+/// Defines [`DiagnosticCode`] from one table: each code, the string the client sees,
+/// what it stands for.
+macro_rules! codes {
+    ($($(#[$doc:meta])* $code:ident = $text:literal,)*) => {
+        /// The identity of a diagnostic: one per parse-error family, verifier rule family
+        /// (Shardy's rule groups: meshes M, shardings S, per-value shardings P, functions
+        /// F, manual computations MC, collectives C, sharding rules R), hint, and pass.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum DiagnosticCode {
+            $($(#[$doc])* $code,)*
+            /// A diagnostic of an `opt` pass, by the pass's flag.
+            Pass(&'static str),
+        }
+
+        impl DiagnosticCode {
+            /// Every code but [`DiagnosticCode::Pass`] (one per pass flag).
+            pub const ALL: &'static [DiagnosticCode] = &[$(DiagnosticCode::$code,)*];
+
+            /// The code as the client sees it.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(DiagnosticCode::$code => $text,)*
+                    DiagnosticCode::Pass(flag) => flag,
+                }
+            }
+        }
+    };
+}
+
+codes! {
     /// The syntax layer's parse errors (tokens, grammar, sdy attribute grammar).
-    Syntax,
+    Syntax = "syntax",
     /// Op names MLIR's parser does not know (unregistered dialects, unknown ops).
-    OpName,
+    OpName = "op-name",
     /// SSA values as MLIR's parser resolves them: undeclared, redefined, typed unlike
     /// an earlier use, region arguments in use.
-    SsaValue,
+    SsaValue = "ssa-value",
     /// Other checks MLIR runs while parsing (attribute kinds, literal shapes, types of
     /// an op's custom syntax).
-    ParseCheck,
+    ParseCheck = "parse-check",
     /// Mesh rules (M1–M7).
-    Mesh,
+    Mesh = "mesh",
     /// Tensor sharding rules (S1–S20) not named below.
-    Sharding,
+    Sharding = "sharding",
     /// S1: a sharding names a mesh that does not exist.
-    UnknownMesh,
+    UnknownMesh = "unknown-mesh",
     /// S9–S11: an axis referenced twice.
-    DuplicateAxis,
+    DuplicateAxis = "duplicate-axis",
     /// S11: two sub-axes next to each other that make one.
-    MergeableSubAxes,
+    MergeableSubAxes = "mergeable-sub-axes",
     /// S12/S13: replicated, unreduced (or reduction) axes not in mesh order.
-    UnsortedAxes,
+    UnsortedAxes = "unsorted-axes",
     /// S8: an empty closed dimension with a priority.
-    EmptyClosedWithPriority,
+    EmptyClosedWithPriority = "empty-closed-with-priority",
     /// Per-value shardings and the op-level `sdy.sharding` attribute (P1–P4).
-    ShardingPerValue,
+    ShardingPerValue = "sharding-per-value",
     /// Function argument and result shardings (F1–F2).
-    FuncSharding,
+    FuncSharding = "func-sharding",
     /// Unreduced-axes transitions between shardings.
-    UnreducedTransition,
+    UnreducedTransition = "unreduced-transition",
     /// `sdy.data_flow_edge`, `sdy.func_data_flow_edge`, `sdy.propagation_barrier`.
-    DataFlow,
+    DataFlow = "data-flow",
     /// `sdy.named_computation`.
-    NamedComputation,
+    NamedComputation = "named-computation",
     /// `sdy.manual_computation` (MC1–MC7).
-    ManualComputation,
+    ManualComputation = "manual-computation",
     /// The collective ops (C1–C4 and each collective's own rules).
-    Collective,
+    Collective = "collective",
     /// Op sharding rules (R0–R13).
-    ShardingRule,
+    ShardingRule = "sharding-rule",
     /// Propagation edges (`sdy.propagation_edges`).
-    PropagationEdges,
+    PropagationEdges = "propagation-edges",
     /// MLIR's generic verifiers: parents, same types, symbols, regions isolated from
     /// above, dominance, returns.
-    Structure,
+    Structure = "structure",
     /// A verifier rule without a code of its own.
-    Verifier,
+    Verifier = "verifier",
     /// Hint: a dimension padded to divide among its shards.
-    PaddedDimension,
+    PaddedDimension = "padded-dimension",
     /// Hint: manual axes not in mesh order.
-    UnsortedManualAxes,
+    UnsortedManualAxes = "unsorted-manual-axes",
     /// Hint: meshes of the module with different device counts.
-    MeshDeviceCount,
+    MeshDeviceCount = "mesh-device-count",
     /// Hint: a mesh nothing references.
-    UnusedMesh,
+    UnusedMesh = "unused-mesh",
     /// Shardings and meshes written inside strings (`xla.sdy.*`, `mhlo.sharding`).
-    StringAttribute,
-    /// A diagnostic of an `opt` pass, by the pass's flag.
-    Pass(&'static str),
+    StringAttribute = "string-attribute",
     /// The module after a pass does not verify.
-    VerifyAfterPass,
+    VerifyAfterPass = "verify-after-pass",
     /// Editor: a reshard propagation leaves (the LSP layer's `"reshard"`).
-    Reshard,
+    Reshard = "reshard",
     /// Editor: propagation could not run (the LSP layer's `"propagation-failed"`).
-    PropagationFailed,
+    PropagationFailed = "propagation-failed",
 }
 
 const DIALECT: &str = "https://openxla.org/shardy/sdy_dialect";
 
 impl DiagnosticCode {
-    /// Every code but [`DiagnosticCode::Pass`] (one per pass flag).
-    pub const ALL: &'static [DiagnosticCode] = &[
-        Self::Syntax,
-        Self::OpName,
-        Self::SsaValue,
-        Self::ParseCheck,
-        Self::Mesh,
-        Self::Sharding,
-        Self::UnknownMesh,
-        Self::DuplicateAxis,
-        Self::MergeableSubAxes,
-        Self::UnsortedAxes,
-        Self::EmptyClosedWithPriority,
-        Self::ShardingPerValue,
-        Self::FuncSharding,
-        Self::UnreducedTransition,
-        Self::DataFlow,
-        Self::NamedComputation,
-        Self::ManualComputation,
-        Self::Collective,
-        Self::ShardingRule,
-        Self::PropagationEdges,
-        Self::Structure,
-        Self::Verifier,
-        Self::PaddedDimension,
-        Self::UnsortedManualAxes,
-        Self::MeshDeviceCount,
-        Self::UnusedMesh,
-        Self::StringAttribute,
-        Self::VerifyAfterPass,
-        Self::Reshard,
-        Self::PropagationFailed,
-    ];
-
-    /// The code as the client sees it.
-    pub const fn as_str(self) -> &'static str {
-        use DiagnosticCode::*;
-        match self {
-            Syntax => "syntax",
-            OpName => "op-name",
-            SsaValue => "ssa-value",
-            ParseCheck => "parse-check",
-            Mesh => "mesh",
-            Sharding => "sharding",
-            UnknownMesh => "unknown-mesh",
-            DuplicateAxis => "duplicate-axis",
-            MergeableSubAxes => "mergeable-sub-axes",
-            UnsortedAxes => "unsorted-axes",
-            EmptyClosedWithPriority => "empty-closed-with-priority",
-            ShardingPerValue => "sharding-per-value",
-            FuncSharding => "func-sharding",
-            UnreducedTransition => "unreduced-transition",
-            DataFlow => "data-flow",
-            NamedComputation => "named-computation",
-            ManualComputation => "manual-computation",
-            Collective => "collective",
-            ShardingRule => "sharding-rule",
-            PropagationEdges => "propagation-edges",
-            Structure => "structure",
-            Verifier => "verifier",
-            PaddedDimension => "padded-dimension",
-            UnsortedManualAxes => "unsorted-manual-axes",
-            MeshDeviceCount => "mesh-device-count",
-            UnusedMesh => "unused-mesh",
-            StringAttribute => "string-attribute",
-            Pass(flag) => flag,
-            VerifyAfterPass => "verify-after-pass",
-            Reshard => "reshard",
-            PropagationFailed => "propagation-failed",
-        }
-    }
-
     /// Where Shardy documents what the code stands for, if anywhere: the dialect's
     /// page for its rules, the pass pages for a pass.
     pub fn documentation(self) -> Option<String> {
