@@ -1,9 +1,10 @@
 //! Every diagnostic code is given somewhere in the fixtures: the analysis of every
 //! fixture (`tests/fixtures/**/*.mlir`, split on `// -----`) and the passes of the pass
-//! fixtures (`// PASSES:` lines) give each code of `DiagnosticCode::ALL` but those the
-//! LSP layer gives (tested in `server/sdy-lsp/tests/lsp_diagnostics.rs`), the
-//! verifier's fallback and a module that does not verify after a pass (a pass bug;
-//! `sdy_analysis::passes` tests it), and some pass's code.
+//! fixtures (`// PASSES:` and `// ARGS:` lines) give each code of
+//! `DiagnosticCode::ALL` but those the LSP layer gives (tested in
+//! `server/sdy-lsp/tests/lsp_diagnostics.rs`), the verifier's fallback and a module
+//! that does not verify after a pass (a pass bug; `sdy_analysis::passes` tests it), and
+//! some pass's code.
 
 use sdy_analysis::diag::{DiagnosticCode, Severity};
 use sdy_analysis::passes::{parse_pass_flag, Pipeline, Session};
@@ -22,9 +23,11 @@ fn mlir_files_below(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The flags of a `// PASSES:` first line (an option list may hold spaces in quotes).
+/// The flags of a `// PASSES:` (or `opt`'s `// ARGS:`) first line (an option list may
+/// hold spaces in quotes).
 fn pass_flags(text: &str) -> Vec<String> {
-    let Some(line) = text.lines().next().and_then(|l| l.strip_prefix("// PASSES:")) else {
+    let first = text.lines().next().unwrap_or("");
+    let Some(line) = first.strip_prefix("// PASSES:").or(first.strip_prefix("// ARGS:")) else {
         return Vec::new();
     };
     let mut flags: Vec<String> = Vec::new();
