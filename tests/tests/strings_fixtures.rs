@@ -19,7 +19,7 @@ fn place(index: &LineIndex, src: &str, s: sdy_syntax::Span) -> String {
 
 /// The innermost op at `offset` (what the editor's position index answers).
 fn op_at(model: &Model, offset: u32) -> Option<u32> {
-    sdy_analysis::explain::locate::innermost_op(model, offset)
+    sdy_analysis::query::innermost_op(model, offset, false)
 }
 
 fn render(text: &str) -> String {

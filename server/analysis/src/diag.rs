@@ -1,5 +1,8 @@
 //! Diagnostics in editor-neutral terms: absolute byte ranges, severities, notes.
 
+mod code;
+
+pub use code::DiagnosticCode;
 use sdy_syntax::Span;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -73,6 +76,8 @@ pub struct Diagnostic {
     pub focus: Span,
     pub severity: Severity,
     pub message: String,
+    /// What it is (see [`DiagnosticCode`]).
+    pub code: DiagnosticCode,
     pub notes: Vec<Note>,
     pub origin: Origin,
     /// For verifier diagnostics: when MLIR runs the check (`None` otherwise).
@@ -80,16 +85,28 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// An error with the code its origin gives by default ([`Diagnostic::with_code`]
+    /// names a more precise one).
     pub fn error(span: Span, message: impl Into<String>, origin: Origin) -> Diagnostic {
+        let code = match origin {
+            Origin::Parse { .. } => DiagnosticCode::Syntax,
+            Origin::Verifier | Origin::Lint => DiagnosticCode::Verifier,
+            Origin::Pass => DiagnosticCode::Pass("opt"),
+        };
         Diagnostic {
             span,
             focus: span,
             severity: Severity::Error,
             message: message.into(),
+            code,
             notes: Vec::new(),
             origin,
             stage: None,
         }
+    }
+    pub fn with_code(mut self, code: DiagnosticCode) -> Diagnostic {
+        self.code = code;
+        self
     }
 }
 

@@ -9,11 +9,13 @@ pub mod ide;
 pub mod incremental;
 pub mod mlir_loc;
 pub mod model;
+pub mod pass;
 pub mod passes;
 pub mod print;
 pub mod propagation;
 pub mod query;
 pub mod rules;
+pub mod shape;
 pub mod syntax_diags;
 pub mod verify;
 

@@ -55,13 +55,7 @@ impl Index {
     /// The innermost op whose text holds `offset` (its end included, for a cursor right
     /// after the last token).
     pub fn op_at(&self, model: &Model, offset: u32) -> Option<OpId> {
-        let i = model.ops.partition_point(|op| op.start <= offset);
-        let last = i.checked_sub(1)? as OpId;
-        // Ops nest, so the innermost op holding `offset` is the last op starting at or
-        // before it, or one of that op's ancestors.
-        std::iter::once(last)
-            .chain(model.ancestors(last))
-            .find(|&id| model.op(id).span().touches(offset))
+        innermost_op(model, offset, true)
     }
 
     /// The value or symbol at `offset`.
@@ -89,6 +83,17 @@ impl Index {
         });
         found
     }
+}
+
+/// The innermost op whose text holds `offset`; with `end_included`, also when `offset`
+/// is right after its last token (a cursor).
+pub fn innermost_op(model: &Model, offset: u32, end_included: bool) -> Option<OpId> {
+    // Ops are in pre-order (sorted by start) and nest, so the innermost op holding
+    // `offset` is the last one starting at or before it, or one of its ancestors: a
+    // binary search, not a scan (hover on a 100k-line file).
+    let last = model.ops.partition_point(|o| o.start <= offset).checked_sub(1)? as OpId;
+    let holds = |s: Span| if end_included { s.touches(offset) } else { s.contains(offset) };
+    std::iter::once(last).chain(model.ancestors(last)).find(|&id| holds(model.op(id).span()))
 }
 
 /// Which mesh an axis name belongs to (the owned form of [`AxisScope`]).

@@ -29,6 +29,27 @@ async fn open_publishes_every_diagnostic() {
     .assert_eq(&render_diagnostics(&d));
 }
 
+/// Each diagnostic carries its code, with a link to Shardy's documentation for the
+/// dialect's rules.
+#[tokio::test]
+async fn diagnostics_carry_their_code() {
+    let mut s = TestServer::start().await;
+    let d = s.open_and_wait(&fixture("errors.mlir")).await;
+    let codes: Vec<String> = d["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| format!("{} {}", d["code"], d["codeDescription"]["href"]))
+        .collect();
+    expect![[r#"
+        "structure" null
+        "unused-mesh" null
+        "sharding" "https://openxla.org/shardy/sdy_dialect"
+        "unused-mesh" null
+        "ssa-value" null"#]]
+    .assert_eq(&codes.join("\n"));
+}
+
 #[tokio::test]
 async fn notes_go_into_the_message_without_related_information() {
     let mut s = TestServer::new();

@@ -18,7 +18,7 @@ pub mod manual;
 pub mod reshard;
 pub mod shardings;
 
-use crate::passes::{Pass, PassContext, PassFailed, PassOptions};
+use crate::pass::{Pass, PassContext, PassFailed, PassOptions};
 use crate::print::ir::{Module, Op};
 use arena::{Arena, OpRef};
 use driver::{Config, Rewriter};

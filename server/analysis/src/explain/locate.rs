@@ -64,20 +64,9 @@ impl Target {
     }
 }
 
-/// The innermost op whose statement contains `offset`.
-pub fn innermost_op(model: &Model, offset: u32) -> Option<OpId> {
-    // Ops are in pre-order (sorted by start) and nest, so the innermost op holding
-    // `offset` is the last one starting at or before it, or one of its ancestors: a
-    // binary search, not a scan (hover on a 100k-line file).
-    let last = model.ops.partition_point(|o| o.start <= offset).checked_sub(1)? as OpId;
-    std::iter::once(last)
-        .chain(model.ancestors(last))
-        .find(|&id| model.op(id).span().contains(offset))
-}
-
-/// What is under `offset` (absolute).
+/// What is under `offset` (absolute), in the innermost op whose statement contains it.
 pub fn locate(model: &Model, offset: u32) -> Option<Target> {
-    let id = innermost_op(model, offset)?;
+    let id = crate::query::innermost_op(model, offset, false)?;
     let info = model.op(id);
     let node = &info.node;
     let base = info.start;

@@ -14,6 +14,9 @@ use sdy_syntax::sdy::Reduction;
 use sdy_syntax::tree::{Dim, Type, TypeKind};
 use std::fmt::Write;
 
+/// (Written once in `crate::shape`; `explain::tables` reads it from here.)
+pub(crate) use crate::shape::ceil_div;
+
 /// The structured facts about a sharding at `site` of `op` (`extra`: meshes known
 /// besides the model's).
 pub fn facts(
@@ -77,13 +80,6 @@ pub fn local_shape(mesh: &Mesh, s: &TensorSharding, ty: &Type) -> Option<Vec<Dim
             _ => None,
         })
         .collect()
-}
-
-pub(crate) fn ceil_div(n: i64, d: i64) -> i64 {
-    if n <= 0 || d <= 0 {
-        return n.max(0);
-    }
-    (n - 1) / d + 1
 }
 
 /// The full explanation of a sharding.

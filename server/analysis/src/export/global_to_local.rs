@@ -16,7 +16,7 @@
 use super::device_groups;
 use super::ops::{i64_array, retype, Builder};
 use super::shapes::{shard_count, TensorTy};
-use crate::passes::{Pass, PassContext, PassFailed, PassOptions};
+use crate::pass::{Pass, PassContext, PassFailed, PassOptions};
 use crate::print::ir::{Attr, Block, Module, NamedAttr, Op, Region, Syntax, ValueId};
 use crate::print::sdy::{AxisRef, Mesh, MeshRef, TensorSharding};
 use crate::propagation::editor::reshards::{axis_size, local_shape};

@@ -11,7 +11,7 @@
 
 use super::ops::{inherent, pad_amounts, retype, slice_bounds, Builder};
 use super::shapes::{padded_shape, TensorTy};
-use crate::passes::{Pass, PassContext, PassFailed, PassOptions};
+use crate::pass::{Pass, PassContext, PassFailed, PassOptions};
 use crate::print::build::is_elementwise;
 use crate::print::ir::{Attr, Module, NamedAttr, Op, Syntax, ValueId};
 use crate::print::sdy::{Mesh, MeshRef, TensorSharding};

@@ -6,7 +6,8 @@
 //! not divide evenly are padded before, results sliced back after.
 
 use super::hlo_ops::{constant, splice_op, zero_of};
-use crate::passes::{parse_pass_flag, PassContext, PassFailed, PassOptions, Pipeline};
+use crate::pass::{PassContext, PassFailed, PassOptions};
+use crate::passes::{parse_pass_flag, Pipeline};
 use crate::print::attr::NamedAttr;
 use crate::print::ir::{Attr, Block, Module, Op, Region, ValueId};
 use crate::print::names::element_type;

@@ -7,13 +7,8 @@
 //! runs enable only the patterns of one label, as Shardy does.
 
 use crate::canonicalize::{collective_label_patterns, reshard_label_patterns, rewrite_greedily};
-use crate::passes::{
-    parse_pass_flag, pass_info, OptKind, OptionInfo, Pass, PassContext, PassFailed, PassOptions,
-};
-
-const fn opt(name: &'static str, kind: OptKind, default: &'static str) -> OptionInfo {
-    OptionInfo { name, kind, default }
-}
+use crate::pass::{opt, OptKind, OptionInfo, Pass, PassContext, PassFailed, PassOptions};
+use crate::passes::{parse_pass_flag, pass_info};
 
 /// Shardy's `ExportOptions`.
 pub const OPTIONS: &[OptionInfo] = &[

@@ -9,6 +9,7 @@ use super::hlo_ops::{
 use crate::print::attr::NamedAttr;
 use crate::print::ir::{Attr, Block, Module, Op, Region, Syntax, ValueId};
 use crate::print::sdy::{AxisRef, Mesh, TensorSharding};
+use crate::propagation::edges::post_order;
 use crate::propagation::graph::{Def, Graph, OpIdx, ValueType};
 use crate::propagation::irutil::clone_op;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -20,8 +21,7 @@ pub fn resolve_single_device_sharding(m: &mut Module, replica_count: i64) {
     let budget = m.values.len();
     for _ in 0..budget {
         let g = Graph::build(m);
-        let Some(i) = g.pre_order_post().into_iter().find(|&i| is_single_device_op(m, &g, i))
-        else {
+        let Some(i) = post_order(&g).into_iter().find(|&i| is_single_device_op(m, &g, i)) else {
             return;
         };
         resolve(m, &g, i, &global, &global_mesh, replica_count);
@@ -60,31 +60,6 @@ fn target_device(m: &Module, g: &Graph, i: OpIdx) -> Option<i64> {
 
 fn is_single_device_op(m: &Module, g: &Graph, i: OpIdx) -> bool {
     !g.name(i).starts_with("sdy.") && target_device(m, g, i).is_some()
-}
-
-trait PostOrder {
-    fn pre_order_post(&self) -> Vec<OpIdx>;
-}
-
-impl PostOrder for Graph {
-    /// The ops in MLIR's default walk order (children first).
-    fn pre_order_post(&self) -> Vec<OpIdx> {
-        fn go(g: &Graph, i: OpIdx, out: &mut Vec<OpIdx>) {
-            for region in &g.node(i).children {
-                for block in region {
-                    for &c in block {
-                        go(g, c, out);
-                    }
-                }
-            }
-            if i != 0 {
-                out.push(i);
-            }
-        }
-        let mut out = Vec::new();
-        go(self, 0, &mut out);
-        out
-    }
 }
 
 fn is_single_device_reshard(m: &Module, g: &Graph, v: ValueId) -> Option<ValueId> {

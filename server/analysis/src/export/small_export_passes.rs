@@ -2,8 +2,8 @@
 //! sharding dropping, per-instruction partitioning, ...), chained into
 //! `crate::passes::pass_info`.
 
-use crate::passes::{OptKind, OptionInfo, Pass, PassInfo, PassOptions};
-use crate::propagation::passes::{fn_pass, info, FnPass};
+use crate::pass::{fn_pass, info, FnPass};
+use crate::pass::{OptKind, OptionInfo, Pass, PassInfo, PassOptions};
 
 fn_pass!(c_inline_meshes, "sdy-inline-meshes", |cx, _| {
     super::inline_meshes::inline_meshes(cx.module);

@@ -7,7 +7,7 @@
 //! Shardy walks each function in post-order and stops at the function's first error;
 //! every function is checked.
 
-use crate::passes::{PassContext, PassFailed};
+use crate::pass::{PassContext, PassFailed};
 use crate::print::ir::{Module, Op, Syntax, ValueId};
 use crate::print::sdy::{AxisRef, Mesh, Reduction, TensorSharding};
 use crate::propagation::axis::overlaps;
@@ -22,8 +22,7 @@ pub fn verify_unreduced_axes(cx: &mut PassContext<'_>) -> Result<(), PassFailed>
         g.pre_order().into_iter().filter(|&i| g.node(i).name == "func.func").collect();
     let mut failed = false;
     for f in funcs {
-        let mut order = Vec::new();
-        post_order(&g, f, &mut order);
+        let order = g.post_order_from(f);
         let v = Verifier { m: cx.module, g: &g };
         if let Some((op, message)) = order.iter().find_map(|&i| v.check(i).err().map(|e| (i, e))) {
             let origin = g.node(op).origin;
@@ -39,18 +38,6 @@ pub fn verify_unreduced_axes(cx: &mut PassContext<'_>) -> Result<(), PassFailed>
     } else {
         Ok(())
     }
-}
-
-/// MLIR's default walk order: an op after everything nested in it.
-fn post_order(g: &Graph, i: OpIdx, out: &mut Vec<OpIdx>) {
-    for region in &g.node(i).children {
-        for block in region {
-            for &c in block {
-                post_order(g, c, out);
-            }
-        }
-    }
-    out.push(i);
 }
 
 struct Verifier<'a> {

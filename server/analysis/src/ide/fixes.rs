@@ -12,7 +12,8 @@
 //! * for people writing Shardy lit tests: `// expected-error @+1 {{...}}` annotations
 //!   (and `expected-note`s) for a diagnostic `sdy_opt` would print.
 //!
-//! Each fix names the diagnostic it fixes; the LSP layer turns them into code actions.
+//! Each fix names the diagnostic it fixes, found by its [`crate::diag::DiagnosticCode`];
+//! the LSP layer turns them into code actions.
 
 mod annotations;
 mod dims;
@@ -101,14 +102,9 @@ pub fn apply(src: &str, edits: &[Edit]) -> String {
     out
 }
 
-/// A fix as found by the submodules: title, edits, preferred.
+/// A fix as found by the submodules (each recognises its diagnostic by its code):
+/// title, edits, preferred.
 type Found = (String, Vec<Edit>, bool);
-
-/// Whether `d` says `message` (verifier messages may carry an `'op' op ` and a value
-/// prefix).
-fn says(d: &Diagnostic, message: &str) -> bool {
-    d.message.ends_with(message)
-}
 
 #[cfg(test)]
 mod tests;

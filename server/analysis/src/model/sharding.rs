@@ -1,5 +1,6 @@
 //! Meshes and tensor shardings as semantic values (absolute spans kept for diagnostics).
 
+use crate::print::attr::{escape_string, unescape_bytes};
 use sdy_syntax::sdy::{AxisRefAst, MeshAst, MeshRefAst, PerValueAst, Reduction, ShardingAst};
 use sdy_syntax::Span;
 
@@ -28,15 +29,9 @@ impl Mesh {
             .collect();
         let ids: Option<Vec<i64>> =
             ast.device_ids.as_ref().map(|d| d.ids.iter().map(|(v, _)| *v).collect());
-        // Checked: axis sizes are whatever the text says (`None` never matches a count).
-        let total = axes.iter().try_fold(1i64, |p, a| p.checked_mul(a.size));
         let device_ids = match ids {
             // Iota ids are dropped while parsing, as MLIR does (a maximal mesh keeps its id).
-            Some(ids)
-                if !axes.is_empty()
-                    && total == Some(ids.len() as i64)
-                    && ids.iter().enumerate().all(|(i, v)| *v == i as i64) =>
-            {
+            Some(ids) if crate::shape::is_iota_device_ids(axes.iter().map(|a| a.size), &ids) => {
                 None
             }
             other => other,
@@ -173,8 +168,11 @@ impl TensorSharding {
 impl std::fmt::Display for Mesh {
     /// MLIR's printed form of the mesh body: `<["a"=2, "b"=4], device_ids=[...]>`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Names are kept as written (escapes undecoded); printed with MLIR's escapes, as
+        // the printer prints them.
+        let name = |n: &str| escape_string(&unescape_bytes(n));
         let axes: Vec<String> =
-            self.axes.iter().map(|a| format!("\"{}\"={}", a.name, a.size)).collect();
+            self.axes.iter().map(|a| format!("{}={}", name(&a.name), a.size)).collect();
         write!(f, "<[{}]", axes.join(", "))?;
         if let Some(ids) = &self.device_ids {
             let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
@@ -237,5 +235,22 @@ impl std::fmt::Display for TensorSharding {
     /// `#sdy.sharding<...>`
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "#sdy.sharding{}", self.body())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Axis names print with MLIR's escapes, whatever escapes they were written with.
+    #[test]
+    fn mesh_names_print_escaped() {
+        let axis = |name: &str| MeshAxis { name: name.into(), size: 2, span: Span::default() };
+        let mesh = Mesh {
+            axes: vec![axis("x"), axis(r#"a\"b\n"#), axis(r"c\\d")],
+            device_ids: None,
+            span: Span::default(),
+        };
+        assert_eq!(mesh.to_string(), r#"<["x"=2, "a\22b\0A"=2, "c\\d"=2]>"#);
     }
 }

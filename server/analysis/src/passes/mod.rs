@@ -17,47 +17,14 @@
 pub mod populate_rules;
 pub mod verify_after;
 
-use crate::diag::{Diagnostic, Note, Origin, Severity};
+use crate::diag::{Diagnostic, DiagnosticCode, Severity};
 use crate::model::Model;
+pub use crate::pass::{
+    opt, CreatePass, OptKind, OptionInfo, Pass, PassContext, PassFailed, PassInfo, PassOptions,
+    PassSpec, Session,
+};
 use crate::print::ir::Module;
 use sdy_syntax::tree::Chunk;
-use sdy_syntax::Span;
-use std::collections::HashSet;
-
-/// The kind of a pass option's value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OptKind {
-    Bool,
-    Int,
-    Str,
-    /// One of these spellings.
-    Enum(&'static [&'static str]),
-}
-
-/// A pass option: its flag name, kind and default (as text).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OptionInfo {
-    pub name: &'static str,
-    pub kind: OptKind,
-    pub default: &'static str,
-}
-
-const fn opt(name: &'static str, kind: OptKind, default: &'static str) -> OptionInfo {
-    OptionInfo { name, kind, default }
-}
-
-/// Makes a pass from its option values.
-pub type CreatePass = fn(&PassOptions) -> Box<dyn Pass>;
-
-/// A pass `opt` knows.
-pub struct PassInfo {
-    /// The flag without its leading dash (`sdy-basic-propagate`).
-    pub flag: &'static str,
-    pub summary: &'static str,
-    pub options: &'static [OptionInfo],
-    /// `None` while the pass is not written yet.
-    pub create: Option<CreatePass>,
-}
 
 const BASIC_OPTIONS: &[OptionInfo] = &[
     opt("keep-sharding-rules", OptKind::Bool, "false"),
@@ -200,253 +167,10 @@ pub fn pass_info(flag: &str) -> Option<&'static PassInfo> {
         .find(|p| p.flag == flag)
 }
 
-/// A pass flag as written: the pass and its option values (validated).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PassSpec {
-    pub flag: &'static str,
-    pub options: PassOptions,
-}
-
-/// A pass's option values: every option of the pass, defaults filled in.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PassOptions {
-    values: Vec<(&'static str, String)>,
-}
-
-impl PassOptions {
-    /// The value of option `name` as text (the default when not given).
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.values.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
-    }
-    /// A boolean option (false when absent).
-    pub fn bool(&self, name: &str) -> bool {
-        self.get(name).and_then(parse_bool).unwrap_or(false)
-    }
-    pub fn int(&self, name: &str) -> Option<i64> {
-        self.get(name)?.parse().ok()
-    }
-}
-
-/// LLVM's `cl::opt<bool>` spellings.
-fn parse_bool(s: &str) -> Option<bool> {
-    match s {
-        "" | "true" | "TRUE" | "True" | "1" => Some(true),
-        "false" | "FALSE" | "False" | "0" => Some(false),
-        _ => None,
-    }
-}
-
-/// Reads a pass flag (`arg` with its leading `-`/`--`). `Err` for unknown passes,
-/// passes not written yet, and bad options.
+/// Reads a pass flag (`arg` with its leading `-`/`--`) of a registered pass. `Err` for
+/// unknown passes, passes not written yet, and bad options.
 pub fn parse_pass_flag(arg: &str) -> Result<PassSpec, String> {
-    let body = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')).unwrap_or(arg);
-    let (name, opts) = match body.split_once('=') {
-        Some((n, o)) => (n, Some(o)),
-        None => (body, None),
-    };
-    let Some(info) = pass_info(name) else {
-        return Err(format!("unknown pass or option '{arg}'"));
-    };
-    if info.create.is_none() {
-        return Err(format!("pass '-{name}' is not implemented yet"));
-    }
-    let mut values: Vec<(&'static str, String)> =
-        info.options.iter().map(|o| (o.name, o.default.to_string())).collect();
-    let known = |n: &str| info.options.iter().any(|o| o.name == n);
-    for (key, value) in split_options(opts.unwrap_or(""), &known)? {
-        let Some(o) = info.options.iter().find(|o| o.name == key) else {
-            return Err(format!("pass '-{name}' has no option '{key}'"));
-        };
-        let value = match (o.kind, value) {
-            (OptKind::Bool, None) => "true".to_string(),
-            (_, None) => return Err(format!("option '{key}' of pass '-{name}' needs a value")),
-            (_, Some(v)) => v,
-        };
-        let ok = match o.kind {
-            OptKind::Bool => parse_bool(&value).is_some(),
-            OptKind::Int => value.parse::<i64>().is_ok(),
-            OptKind::Str => true,
-            OptKind::Enum(choices) => choices.contains(&value.as_str()),
-        };
-        if !ok {
-            return Err(format!("invalid value '{value}' for option '{key}' of pass '-{name}'"));
-        }
-        if let Some(slot) = values.iter_mut().find(|(n, _)| *n == o.name) {
-            slot.1 = value;
-        }
-    }
-    Ok(PassSpec { flag: info.flag, options: PassOptions { values } })
-}
-
-/// Splits an option string into `key[=value]` items: separated by spaces (MLIR's
-/// pass option syntax) or by commas that start a new `key=`; surrounding quotes and a
-/// `{...}` wrapper are removed; values may be quoted. A comma followed by a name that
-/// `is_option` rejects stays in the value (`filter=dot,pad`).
-fn split_options(
-    s: &str,
-    is_option: &dyn Fn(&str) -> bool,
-) -> Result<Vec<(String, Option<String>)>, String> {
-    let mut s = s.trim();
-    for (open, close) in [('"', '"'), ('\'', '\''), ('{', '}')] {
-        if s.len() >= 2 && s.starts_with(open) && s.ends_with(close) {
-            s = s[1..s.len() - 1].trim();
-        }
-    }
-    let mut items: Vec<String> = Vec::new();
-    let mut cur = String::new();
-    let mut quote: Option<char> = None;
-    let mut depth = 0i32;
-    let chars: Vec<char> = s.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        if let Some(q) = quote {
-            if c == q {
-                quote = None;
-            } else {
-                cur.push(c);
-            }
-            continue;
-        }
-        match c {
-            '"' | '\'' => quote = Some(c),
-            '{' | '[' | '(' => {
-                depth += 1;
-                cur.push(c);
-            }
-            '}' | ']' | ')' => {
-                depth -= 1;
-                cur.push(c);
-            }
-            c if c.is_whitespace() && depth == 0 => {
-                if !cur.is_empty() {
-                    items.push(std::mem::take(&mut cur));
-                }
-            }
-            ',' if depth == 0 && starts_new_option(&chars[i + 1..], is_option) => {
-                if !cur.is_empty() {
-                    items.push(std::mem::take(&mut cur));
-                }
-            }
-            c => cur.push(c),
-        }
-    }
-    if quote.is_some() {
-        return Err(format!("unterminated quote in pass options '{s}'"));
-    }
-    if !cur.is_empty() {
-        items.push(cur);
-    }
-    Ok(items
-        .into_iter()
-        .map(|item| match item.split_once('=') {
-            Some((k, v)) => (k.trim().to_string(), Some(v.trim().to_string())),
-            None => (item.trim().to_string(), None),
-        })
-        .collect())
-}
-
-/// Whether `rest` (after a comma) starts with `name=`, `name ` or `name` at the end,
-/// `name` an option.
-fn starts_new_option(rest: &[char], is_option: &dyn Fn(&str) -> bool) -> bool {
-    let rest: String = rest.iter().collect();
-    let rest = rest.trim_start();
-    let name_len = rest
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
-        .unwrap_or(rest.len());
-    name_len > 0
-        && is_option(&rest[..name_len])
-        && rest.starts_with(|c: char| c.is_ascii_alphabetic())
-        && matches!(rest[name_len..].chars().next(), None | Some('=' | ',' | ' '))
-}
-
-/// A pass reported an error (its diagnostics say why); the chunk prints nothing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PassFailed;
-
-/// A pass over one chunk's module.
-pub trait Pass {
-    /// The flag it was created from (without the dash).
-    fn flag(&self) -> &'static str;
-    fn run(&mut self, cx: &mut PassContext<'_>) -> Result<(), PassFailed>;
-}
-
-/// Per-process state shared by every chunk a run processes.
-#[derive(Clone, Debug, Default)]
-pub struct Session {
-    /// Attach the op to warning notes (MLIR's `printOpOnDiagnostic`; `sdy_opt` turns
-    /// it off under `-verify-diagnostics`).
-    pub print_op_on_diagnostic: bool,
-    /// `-allow-unregistered-dialect`: generic-form ops of unknown dialects verify
-    /// (also when the IR is verified after a pass).
-    pub allow_unregistered: bool,
-    once: HashSet<String>,
-}
-
-impl Session {
-    pub fn new(print_op_on_diagnostic: bool) -> Session {
-        Session { print_op_on_diagnostic, allow_unregistered: false, once: HashSet::new() }
-    }
-    /// True the first time `key` is seen in this process (`llvm::call_once` flags).
-    pub fn first_time(&mut self, key: &str) -> bool {
-        self.once.insert(key.to_string())
-    }
-}
-
-/// What a pass works with.
-pub struct PassContext<'a> {
-    pub src: &'a str,
-    pub chunk: &'a Chunk,
-    /// The semantic model of the chunk as parsed: ops are keyed by their absolute
-    /// start, which is the IR's [`crate::print::ir::Op::origin`]. Ops a pass creates
-    /// have no origin and are not in it.
-    pub model: &'a Model,
-    pub module: &'a mut Module,
-    pub session: &'a mut Session,
-    /// Diagnostics emitted so far (in emission order).
-    pub diagnostics: Vec<Diagnostic>,
-}
-
-impl PassContext<'_> {
-    /// Emits a warning at `at` (an absolute offset); with `op` (the origin of an op in
-    /// the module) and the session's `print_op_on_diagnostic`, a note shows the op.
-    pub fn warn(&mut self, at: u32, message: String, op: Option<u32>) {
-        self.emit(Severity::Warning, at, message, op);
-    }
-    /// [`PassContext::warn`] with the op's text as it was printed when the warning was
-    /// raised.
-    pub fn warn_showing(&mut self, at: u32, message: String, op_text: String) {
-        self.emit_with(Severity::Warning, at, message, Some(op_text));
-    }
-    /// Emits an error (the pass should then return [`PassFailed`]).
-    pub fn error(&mut self, at: u32, message: String, op: Option<u32>) {
-        self.emit(Severity::Error, at, message, op);
-    }
-    fn emit(&mut self, severity: Severity, at: u32, message: String, op: Option<u32>) {
-        let text = match self.session.print_op_on_diagnostic {
-            true => op.and_then(|o| crate::print::printer::print_op_at(self.module, o)),
-            false => None,
-        };
-        self.emit_with(severity, at, message, text);
-    }
-    fn emit_with(&mut self, severity: Severity, at: u32, message: String, op_text: Option<String>) {
-        let span = Span::new(at, at);
-        let mut notes = Vec::new();
-        if self.session.print_op_on_diagnostic {
-            if let Some(text) = op_text {
-                // MLIR's `appendOp`: an op printed on several lines starts on a new line.
-                let message = if text.contains('\n') { format!("\n{text}") } else { text };
-                notes.push(Note { span, message });
-            }
-        }
-        self.diagnostics.push(Diagnostic {
-            span,
-            focus: span,
-            severity,
-            message,
-            notes,
-            origin: Origin::Pass,
-            stage: None,
-        });
-    }
+    crate::pass::parse_flag(arg, pass_info)
 }
 
 /// A list of passes to run in order.
@@ -497,9 +221,13 @@ impl Pipeline {
             model: cx.model,
             module,
             session: &mut *cx.session,
+            pass: cx.pass,
             diagnostics: Vec::new(),
         };
-        let result = self.passes.iter_mut().try_for_each(|p| p.run(&mut sub));
+        let result = self.passes.iter_mut().try_for_each(|p| {
+            sub.pass = p.flag();
+            p.run(&mut sub)
+        });
         let diagnostics = std::mem::take(&mut sub.diagnostics);
         cx.diagnostics.extend(diagnostics);
         result
@@ -521,11 +249,13 @@ impl Pipeline {
             model,
             module: &mut module,
             session,
+            pass: "",
             diagnostics: Vec::new(),
         };
         let mut failed = false;
         let mut printed = None;
         for pass in &mut self.passes {
+            cx.pass = pass.flag();
             if pass.run(&mut cx).is_err() {
                 failed = true;
                 break;
@@ -540,6 +270,9 @@ impl Pipeline {
                     cx.model.ops.iter().find(|op| op.start == o).map_or(o, |op| op.loc())
                 });
                 cx.emit_with(Severity::Error, at, message, None);
+                if let Some(d) = cx.diagnostics.last_mut() {
+                    d.code = DiagnosticCode::VerifyAfterPass;
+                }
                 failed = true;
                 break;
             }
@@ -555,6 +288,7 @@ impl Pipeline {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pass::split_options;
 
     #[test]
     fn flags() {
@@ -618,6 +352,43 @@ mod tests {
         assert_eq!(
             split_options("filter=dot,constant,reshard", &only_filter).unwrap(),
             vec![("filter".to_string(), Some("dot,constant,reshard".to_string()))]
+        );
+    }
+
+    /// A pass that drops the meshes its module's shardings name: the module no longer
+    /// verifies after it.
+    struct DropMeshes;
+    impl Pass for DropMeshes {
+        fn flag(&self) -> &'static str {
+            "drop-meshes"
+        }
+        fn run(&mut self, cx: &mut PassContext<'_>) -> Result<(), PassFailed> {
+            for region in &mut cx.module.top.regions {
+                for block in &mut region.blocks {
+                    block.ops.retain(|op| &*op.name != "sdy.mesh");
+                }
+            }
+            cx.warn(0, "meshes dropped".into(), None);
+            Ok(())
+        }
+    }
+
+    /// A pass's diagnostics carry its flag; a module that does not verify after it,
+    /// [`DiagnosticCode::VerifyAfterPass`].
+    #[test]
+    fn codes_of_pass_diagnostics() {
+        let src = "sdy.mesh @m = <[\"a\"=2]>\nfunc.func @f(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{\"a\"}]>}) -> tensor<8xf32> {\n  return %a : tensor<8xf32>\n}\n";
+        let chunk = crate::parse_chunks(src, false).pop().unwrap();
+        let analysis = crate::analyze_chunk(src, &chunk);
+        assert_eq!(analysis.diagnostics, vec![]);
+        let mut pipeline = Pipeline { passes: vec![Box::new(DropMeshes)] };
+        let run = pipeline.run(src, &chunk, &analysis.model, &mut Session::new(false));
+        let codes: Vec<_> = run.diagnostics.iter().map(|d| d.code).collect();
+        assert_eq!(
+            codes,
+            [DiagnosticCode::Pass("drop-meshes"), DiagnosticCode::VerifyAfterPass],
+            "{:?}",
+            run.diagnostics
         );
     }
 }

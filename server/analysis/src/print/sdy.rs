@@ -76,14 +76,8 @@ impl Mesh {
     /// Drops `device_ids` equal to iota of the device count when the mesh has axes,
     /// as Shardy's mesh builder does while parsing.
     pub fn canonicalize(&mut self) {
-        if !self.axes.is_empty()
-            && !self.device_ids.is_empty()
-            && self.device_ids.iter().enumerate().all(|(i, &d)| d == i as i64)
-        {
-            let total: i64 = self.axes.iter().map(|a| a.1).product();
-            if total == self.device_ids.len() as i64 {
-                self.device_ids.clear();
-            }
+        if crate::shape::is_iota_device_ids(self.axes.iter().map(|a| a.1), &self.device_ids) {
+            self.device_ids.clear();
         }
     }
 }

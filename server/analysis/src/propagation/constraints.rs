@@ -174,9 +174,7 @@ pub fn apply_sharding_constraints_debug(
                 if is_edge_related(g, input) {
                     // Move the constraint right after the input; it takes every use.
                     let path = g.nodes[op].path.clone();
-                    let (last, parent) = path.split_last().expect("non-root");
-                    let moved =
-                        op_at_path_mut(m, parent).regions[last.0].blocks[last.1].ops.remove(last.2);
+                    let Some(moved) = remove_op_at(m, &path) else { continue };
                     cache.invalidate();
                     if let Some((p, r, b, at)) = insertion_after(cache.get(m), input) {
                         insert_op(m, &p, r, b, at, moved);

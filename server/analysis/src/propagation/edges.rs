@@ -8,24 +8,8 @@ use rustc_hash::FxHashMap as HashMap;
 
 /// Ops in post-order (children before parents), not including the module.
 pub fn post_order(g: &Graph) -> Vec<OpIdx> {
-    fn go(g: &Graph, i: OpIdx, out: &mut Vec<OpIdx>) {
-        for r in &g.nodes[i].children {
-            for b in r {
-                for &c in b {
-                    go(g, c, out);
-                }
-            }
-        }
-        out.push(i);
-    }
-    let mut out = Vec::new();
-    for r in &g.nodes[0].children {
-        for b in r {
-            for &c in b {
-                go(g, c, &mut out);
-            }
-        }
-    }
+    let mut out = g.post_order_from(0);
+    out.pop();
     out
 }
 
@@ -83,10 +67,7 @@ pub fn replace_uses_through(m: &mut Module, map: &HashMap<ValueId, ValueId>) {
 /// Where to insert right after `v`'s definition: (parent path, region, block, index).
 pub fn insertion_after(g: &Graph, v: ValueId) -> Option<InsertPoint> {
     match g.def(v)? {
-        Def::Result { op, .. } => {
-            let (last, parent) = g.nodes[op].path.split_last()?;
-            Some((Path::from(parent), last.0, last.1, last.2 + 1))
-        }
+        Def::Result { op, .. } => point_after(&g.nodes[op].path),
         Def::Arg { op, region, block, .. } => Some((g.nodes[op].path.clone(), region, block, 0)),
     }
 }

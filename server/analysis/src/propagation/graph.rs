@@ -5,7 +5,7 @@
 //! `sdy.sharding`, sdy op properties, data-flow edge owners and edges).
 
 use super::axis;
-use crate::print::ir::{Attr, Module, Op, Syntax, ValueId};
+use crate::print::ir::{Attr, Block, Module, Op, Syntax, ValueId};
 use crate::print::sdy::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
 use rustc_hash::FxHashMap;
 use rustc_hash::FxHashMap as HashMap;
@@ -281,6 +281,27 @@ pub fn op_at_path_mut<'m>(m: &'m mut Module, path: &[(usize, usize, usize)]) -> 
         op = &mut op.regions[r].blocks[b].ops[i];
     }
     op
+}
+
+/// The block holding the op at `path` and the op's index in it (`None` for the root).
+pub fn parent_block_mut<'m>(
+    m: &'m mut Module,
+    path: &[(usize, usize, usize)],
+) -> Option<(&'m mut Block, usize)> {
+    let (&(r, b, i), parent) = path.split_last()?;
+    Some((&mut op_at_path_mut(m, parent).regions[r].blocks[b], i))
+}
+
+/// Takes the op at `path` out of its block (`None` for the root).
+pub fn remove_op_at(m: &mut Module, path: &[(usize, usize, usize)]) -> Option<Op> {
+    let (block, i) = parent_block_mut(m, path)?;
+    Some(block.ops.remove(i))
+}
+
+/// Where an op right after the op at `path` goes (`None` for the root).
+pub fn point_after(path: &[(usize, usize, usize)]) -> Option<InsertPoint> {
+    let (&(r, b, i), parent) = path.split_last()?;
+    Some((Path::from(parent), r, b, i + 1))
 }
 
 /// The operands in MLIR's order: the custom form of `stablehlo.reduce` lists them as
@@ -662,6 +683,19 @@ impl Graph {
     pub fn terminator(&self, i: OpIdx, r: usize) -> Option<OpIdx> {
         let ops = self.nodes[i].children.get(r)?.first()?;
         ops.iter().rev().copied().find(|&o| !self.erased[o])
+    }
+    /// Op `i` and every op nested in it in MLIR's default walk order: an op after
+    /// everything nested in it (erased ops included).
+    pub fn post_order_from(&self, i: OpIdx) -> Vec<OpIdx> {
+        fn go(g: &Graph, i: OpIdx, out: &mut Vec<OpIdx>) {
+            for &c in g.nodes[i].children.iter().flatten().flatten() {
+                go(g, c, out);
+            }
+            out.push(i);
+        }
+        let mut out = Vec::new();
+        go(self, i, &mut out);
+        out
     }
     /// The ops in pre-order (not erased), the top module excluded.
     pub fn pre_order(&self) -> Vec<OpIdx> {

@@ -1,7 +1,7 @@
 //! The `opt` passes of this module, behind `crate::passes::PASSES`.
 
 use super::{run_strategy, Level, Options, StrategyOption};
-use crate::passes::{Pass, PassContext, PassFailed, PassOptions};
+use crate::pass::{Pass, PassContext, PassFailed, PassOptions};
 
 fn strategy_options(level: Level, o: &PassOptions) -> Options {
     let mut opts = Options::new(level);
@@ -158,35 +158,10 @@ pub fn create_pipeline(o: &PassOptions) -> Box<dyn Pass> {
     Box::new(PropagationPipeline { dedup: o.bool("dedup-functions-fully") })
 }
 
-/// A pass made of one function over the module.
-pub(crate) struct FnPass {
-    pub(crate) flag: &'static str,
-    pub(crate) f: fn(&mut PassContext<'_>, &PassOptions) -> Result<(), PassFailed>,
-    pub(crate) options: PassOptions,
-}
-
-impl Pass for FnPass {
-    fn flag(&self) -> &'static str {
-        self.flag
-    }
-    fn run(&mut self, cx: &mut PassContext<'_>) -> Result<(), PassFailed> {
-        (self.f)(cx, &self.options)
-    }
-}
-
-/// `fn_pass!(create_fn, "flag", |cx, options| ...)` defines the constructor of a
-/// [`FnPass`].
-macro_rules! fn_pass {
-    ($create:ident, $flag:literal, $body:expr) => {
-        fn $create(o: &PassOptions) -> Box<dyn Pass> {
-            Box::new(FnPass { flag: $flag, f: $body, options: o.clone() })
-        }
-    };
-}
-pub(crate) use fn_pass;
+pub(crate) use crate::pass::{fn_pass, info, FnPass};
 
 use super::pipeline::{calls, export, import};
-use crate::passes::{OptKind, OptionInfo, PassInfo};
+use crate::pass::{OptKind, OptionInfo, PassInfo};
 
 fn fail(cx: &mut PassContext<'_>, r: Result<(), (Option<u32>, String)>) -> Result<(), PassFailed> {
     match r {
@@ -332,16 +307,6 @@ fn_pass!(c_drop_rules, "sdy-drop-sharding-rules", |cx, _| {
     export::drop_sharding_rules(cx.module);
     Ok(())
 });
-
-/// A registry entry of a written pass.
-pub(crate) const fn info(
-    flag: &'static str,
-    summary: &'static str,
-    options: &'static [OptionInfo],
-    create: fn(&PassOptions) -> Box<dyn Pass>,
-) -> PassInfo {
-    PassInfo { flag, summary, options, create: Some(create) }
-}
 
 const DEDUP: &[OptionInfo] =
     &[OptionInfo { name: "dedup-functions-fully", kind: OptKind::Bool, default: "false" }];

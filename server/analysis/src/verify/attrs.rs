@@ -5,6 +5,7 @@
 use super::messages as msg;
 use super::sharding::{resolve_mesh, verify_sharding, TypeArg};
 use super::{edges, rule, Ctx, Violation};
+use crate::diag::DiagnosticCode as C;
 use crate::model::sharding::{AxisRef, TensorSharding};
 use crate::model::{Model, OpId, OpInfo};
 use sdy_syntax::sdy::{Reduction, SdyAttr};
@@ -232,7 +233,8 @@ pub fn verify_per_value(
     }
     if shardings.len() != types.len() {
         let span = shardings.last().map_or(cx.model.op(owner).name_span(), |s| s.span);
-        return Err(Violation::new(
+        return Err(Violation::of(
+            C::ShardingPerValue,
             msg::shardings_count_mismatch(kind, shardings.len(), types.len()),
             span,
         ));
@@ -263,7 +265,8 @@ fn op_sharding(cx: &Ctx, id: OpId, attr: &NamedAttr) -> Result<(), Violation> {
     let per_value = match named_sdy(cx.model, attr, op.start) {
         Some((SdyAttr::PerValue(p), base)) => TensorSharding::per_value(p, base),
         _ => {
-            return Err(Violation::new(
+            return Err(Violation::of(
+                C::ShardingPerValue,
                 msg::EXPECTED_PER_VALUE.to_string(),
                 attr.span.shift(op.start),
             ))
@@ -288,8 +291,12 @@ pub fn verify_func_attrs(cx: &Ctx, id: OpId) -> Result<(), Violation> {
             Some((SdyAttr::Sharding(s), base)) => TensorSharding::from_ast(s, base),
             _ => {
                 let span = attr.span.shift(op.start);
-                return Err(Violation::new(msg::EXPECTED_TENSOR_SHARDING.to_string(), span)
-                    .prefixed(&prefix));
+                return Err(Violation::of(
+                    C::FuncSharding,
+                    msg::EXPECTED_TENSOR_SHARDING.to_string(),
+                    span,
+                )
+                .prefixed(&prefix));
             }
         };
         verify_sharding(cx.model, &s, ty.into(), id).map_err(|v| v.prefixed(&prefix))?;

@@ -7,6 +7,7 @@ use super::messages as msg;
 use super::sharding::resolve_mesh;
 use super::values::{same_mesh, value_sharding};
 use super::{Ctx, Violation};
+use crate::diag::DiagnosticCode as C;
 use crate::model::sharding::{Mesh, TensorSharding};
 use crate::model::OpId;
 use sdy_syntax::sdy::SdyAttr;
@@ -234,7 +235,11 @@ pub fn verify_op_attr(cx: &Ctx, id: OpId, attr: &NamedAttr) -> Result<(), Violat
     let op = cx.model.op(id);
     let focus = attr.span.shift(op.start);
     let Some(edges) = attr.value.as_ref().and_then(|v| parse(cx.src, v, op.start)) else {
-        return Err(Violation::new(msg::EXPECTED_EDGES_ATTR.to_string(), focus));
+        return Err(Violation::of(
+            C::PropagationEdges,
+            msg::EXPECTED_EDGES_ATTR.to_string(),
+            focus,
+        ));
     };
     let mut shardings = Vec::new();
     for entry in edges.steps.iter().flat_map(|s| &s.entries) {
@@ -245,15 +250,27 @@ pub fn verify_op_attr(cx: &Ctx, id: OpId, attr: &NamedAttr) -> Result<(), Violat
         }
     }
     if shardings.is_empty() {
-        return Err(Violation::new(msg::EDGES_WITHOUT_SHARDING.to_string(), focus));
+        return Err(Violation::of(
+            C::PropagationEdges,
+            msg::EDGES_WITHOUT_SHARDING.to_string(),
+            focus,
+        ));
     }
     let Some(mesh) = common_mesh(cx, &shardings) else {
-        return Err(Violation::new(msg::EDGES_WITHOUT_COMMON_MESH.to_string(), focus));
+        return Err(Violation::of(
+            C::PropagationEdges,
+            msg::EDGES_WITHOUT_COMMON_MESH.to_string(),
+            focus,
+        ));
     };
     let check_index = op.name() != "sdy.func_data_flow_edge";
     for entry in edges.steps.iter().flat_map(|s| &s.entries) {
         if mesh.axis(&entry.axis.name).is_none() {
-            return Err(Violation::new(msg::EDGES_AXIS_NOT_IN_MESH.to_string(), focus));
+            return Err(Violation::of(
+                C::PropagationEdges,
+                msg::EDGES_AXIS_NOT_IN_MESH.to_string(),
+                focus,
+            ));
         }
         for r in std::iter::once(&entry.source).chain(&entry.targets).filter(|_| check_index) {
             let (kind, count) = match r.kind {
@@ -261,7 +278,8 @@ pub fn verify_op_attr(cx: &Ctx, id: OpId, attr: &NamedAttr) -> Result<(), Violat
                 ValueKind::Result => ("result", op.results.len()),
             };
             if r.index < 0 || r.index as usize >= count {
-                return Err(Violation::new(
+                return Err(Violation::of(
+                    C::PropagationEdges,
                     msg::edge_index_out_of_range(kind, count, r.index),
                     focus,
                 ));
@@ -282,6 +300,10 @@ pub fn verify_array_attr(cx: &Ctx, id: OpId, attr: &NamedAttr) -> Result<(), Vio
     if ok {
         Ok(())
     } else {
-        Err(Violation::new(msg::EXPECTED_EDGES_ARRAY.to_string(), attr.span.shift(base)))
+        Err(Violation::of(
+            C::PropagationEdges,
+            msg::EXPECTED_EDGES_ARRAY.to_string(),
+            attr.span.shift(base),
+        ))
     }
 }

@@ -5,6 +5,7 @@
 use super::messages as msg;
 use super::values::{quoted_types, same_type, type_string};
 use super::{Ctx, Violation};
+use crate::diag::DiagnosticCode as C;
 use crate::model::{OpId, ValueDef};
 use sdy_syntax::tree::{AttrKind, Custom, Type, TypeKind};
 use sdy_syntax::Span;
@@ -14,7 +15,7 @@ use std::collections::HashMap;
 pub fn verify_parent_is_module(cx: &Ctx, id: OpId) -> Result<(), Violation> {
     match cx.model.op(id).parent {
         Some(p) if cx.model.op(p).name() != "builtin.module" => {
-            Err(Violation::new(msg::expects_parent("builtin.module"), Span::default()))
+            Err(Violation::of(C::Structure, msg::expects_parent("builtin.module"), Span::default()))
         }
         _ => Ok(()),
     }
@@ -41,7 +42,7 @@ pub fn symbol_redefinitions(cx: &Ctx) -> Vec<(OpId, Violation)> {
                 let note = Span::empty(cx.model.op(earlier).loc());
                 out.push((
                     id,
-                    Violation::new(msg::symbol_redefinition(name), span)
+                    Violation::of(C::Structure, msg::symbol_redefinition(name), span)
                         .with_note(note, msg::SEE_EXISTING_SYMBOL)
                         .plain(),
                 ));
@@ -84,7 +85,8 @@ pub fn verify_same_operand_and_result_type(cx: &Ctx, id: OpId) -> Result<(), Vio
     let sig = &op.node.sig;
     let Some(first) = sig.inputs.first().or(sig.outputs.first()) else { return Ok(()) };
     if sig.inputs.iter().chain(&sig.outputs).any(|t| differ(t, first)) {
-        return Err(Violation::new(
+        return Err(Violation::of(
+            C::Structure,
             msg::SAME_OPERANDS_AND_RESULT_TYPE.to_string(),
             Span::default(),
         ));
@@ -110,7 +112,8 @@ pub fn verify_constant_type(cx: &Ctx, id: OpId) -> Result<(), Violation> {
 
 /// The two errors MLIR emits when inferred result types differ from the written ones.
 pub fn inferred_types_violation(inferred: &[&Type], actual: &[&Type]) -> Violation {
-    let mut v = Violation::new(
+    let mut v = Violation::of(
+        C::Structure,
         msg::inferred_types_incompatible(
             &quoted_types(inferred.iter().copied()),
             &quoted_types(actual.iter().copied()),
@@ -129,14 +132,19 @@ pub fn verify_func_return(cx: &Ctx, id: OpId) -> Result<(), Violation> {
     let ret = cx.model.op(id);
     if ret.operands.len() != f.results.len() {
         let m = msg::return_count_mismatch(ret.operands.len(), &f.sym.text, f.results.len());
-        return Err(Violation::new(m, Span::default()));
+        return Err(Violation::of(C::Structure, m, Span::default()));
     }
     for (i, r) in f.results.iter().enumerate() {
         if let Some(t) = cx.model.operand_type(id, i) {
             if differ(t, &r.ty) {
                 let m =
                     msg::return_type_mismatch(i, &type_string(t), &type_string(&r.ty), &f.sym.text);
-                return Err(Violation::new(m, ret.node.operands[i].span.shift(ret.start)).plain());
+                return Err(Violation::of(
+                    C::Structure,
+                    m,
+                    ret.node.operands[i].span.shift(ret.start),
+                )
+                .plain());
             }
         }
     }
@@ -164,12 +172,12 @@ pub fn verify_isolated_from_above(cx: &Ctx, id: OpId) -> Result<(), Violation> {
                 if let Some(v) = operand {
                     if !inside(*v) {
                         let focus = info.node.operands[i].span.shift(info.start);
-                        let mut v =
-                            Violation::new(msg::USING_VALUE_OUTSIDE_REGION.to_string(), focus)
-                                .with_note(
-                                    Span::empty(cx.model.op(id).loc()),
-                                    msg::REQUIRED_BY_ISOLATION,
-                                );
+                        let mut v = Violation::of(
+                            C::Structure,
+                            msg::USING_VALUE_OUTSIDE_REGION.to_string(),
+                            focus,
+                        )
+                        .with_note(Span::empty(cx.model.op(id).loc()), msg::REQUIRED_BY_ISOLATION);
                         v.at_op = Some(op);
                         return Err(v);
                     }
@@ -217,7 +225,7 @@ pub fn dominance_violation(cx: &Ctx, user: OpId) -> Option<Violation> {
         if let Some(place) = does_not_dominate(cx, def, user) {
             let focus = info.node.operands[i].span.shift(info.start);
             return Some(
-                Violation::new(msg::operand_does_not_dominate(i), focus)
+                Violation::of(C::Structure, msg::operand_does_not_dominate(i), focus)
                     .with_note(Span::empty(model.op(def).loc()), msg::operand_defined_here(place))
                     .plain(),
             );

@@ -9,7 +9,7 @@ use super::messages as msg;
 use super::sharding::{resolve_mesh, verify_sharding, TypeArg};
 use super::values::is_collective;
 use super::Ctx;
-use crate::diag::{Diagnostic, Origin, Severity};
+use crate::diag::{Diagnostic, DiagnosticCode, Origin, Severity};
 use crate::model::sharding::TensorSharding;
 use crate::model::OpId;
 use sdy_syntax::tree::{Custom, Dim, Type};
@@ -30,8 +30,8 @@ pub fn check_op(cx: &Ctx, id: OpId, out: &mut Vec<Diagnostic>) {
     }
 }
 
-fn hint(span: Span, severity: Severity, message: String) -> Diagnostic {
-    let mut d = Diagnostic::error(span, message, Origin::Lint);
+fn hint(span: Span, severity: Severity, code: DiagnosticCode, message: String) -> Diagnostic {
+    let mut d = Diagnostic::error(span, message, Origin::Lint).with_code(code);
     d.severity = severity;
     d
 }
@@ -99,7 +99,7 @@ fn padded_dimensions(
         if shards.is_none_or(|shards| shards > 1 && size % shards != 0) {
             let padded = shards.and_then(|s| size.checked_add(s - 1).map(|x| x / s * s));
             let m = msg::padded_dimension(d, size, shards, padded);
-            hints.push(hint(dim.span, Severity::Hint, m));
+            hints.push(hint(dim.span, Severity::Hint, DiagnosticCode::PaddedDimension, m));
         }
     }
     // Only for shardings that are otherwise valid.
@@ -128,7 +128,12 @@ fn manual_axes_order(cx: &Ctx, id: OpId, out: &mut Vec<Diagnostic>) {
     sorted.sort_by_key(|n| mesh.axis_index(n));
     let list = sorted.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ");
     let span = axes[0].span.cover(axes[axes.len() - 1].span);
-    out.push(hint(span, Severity::Hint, msg::manual_axes_unsorted(&list)));
+    out.push(hint(
+        span,
+        Severity::Hint,
+        DiagnosticCode::UnsortedManualAxes,
+        msg::manual_axes_unsorted(&list),
+    ));
 }
 
 /// Meshes (neither empty nor maximal) whose device count differs from the first one's.
@@ -153,6 +158,7 @@ pub fn mesh_device_counts(cx: &Ctx, out: &mut Vec<Diagnostic>) {
             out.push(hint(
                 m.name_span,
                 Severity::Information,
+                DiagnosticCode::MeshDeviceCount,
                 msg::mesh_device_count_differs(&m.name, c, &first.name, count),
             ));
         }
@@ -190,7 +196,12 @@ pub fn unused_meshes(
     let mut out = Vec::new();
     for m in &cx.model.meshes {
         if !is_referenced(m) {
-            out.push(hint(m.name_span, Severity::Hint, msg::unused_mesh(&m.name)));
+            out.push(hint(
+                m.name_span,
+                Severity::Hint,
+                DiagnosticCode::UnusedMesh,
+                msg::unused_mesh(&m.name),
+            ));
         }
     }
     out

@@ -11,6 +11,7 @@ use super::named_computation::return_op;
 use super::sharding::{bound_axis_violation, bound_manual_axes, resolve_mesh, TypeArg};
 use super::values::{ranked_tensor_string, type_string};
 use super::{Ctx, Violation};
+use crate::diag::DiagnosticCode as C;
 use crate::model::sharding::TensorSharding;
 use crate::model::OpId;
 use sdy_syntax::tree::{Dim, Type, TypeKind};
@@ -78,11 +79,19 @@ pub fn verify_symbol_uses(cx: &Ctx, id: OpId) -> Result<(), Violation> {
     let mesh = common_mesh(cx, &all);
     if mesh.is_none() && !axes.is_empty() {
         let focus = axes[0].span.cover(axes[axes.len() - 1].span);
-        return Err(Violation::new(msg::MANUAL_COMMON_MESH.to_string(), focus));
+        return Err(Violation::of(
+            C::ManualComputation,
+            msg::MANUAL_COMMON_MESH.to_string(),
+            focus,
+        ));
     }
     if let Some(mesh) = mesh {
         if let Some(a) = axes.iter().find(|a| mesh.axis(&a.name).is_none()) {
-            return Err(Violation::new(msg::unknown_manual_axis(&a.name), a.span));
+            return Err(Violation::of(
+                C::ManualComputation,
+                msg::unknown_manual_axis(&a.name),
+                a.span,
+            ));
         }
     }
     Ok(())
@@ -96,7 +105,7 @@ fn verify_side(cx: &Ctx, id: OpId, side: &Side, manual: &[String]) -> Result<(),
     verify_per_value(cx, &side.shardings, &side.global, id, side.kind)?;
     if side.global.len() != side.local.len() {
         let m = msg::region_values_count(side.kind, side.global.len(), side.local.len());
-        return Err(Violation::new(m, cx.model.op(id).name_span()));
+        return Err(Violation::of(C::ManualComputation, m, cx.model.op(id).name_span()));
     }
     let is_manual = |a: &Ax| manual.contains(&a.name);
     for (i, s) in side.shardings.iter().enumerate() {
@@ -111,7 +120,7 @@ fn verify_side(cx: &Ctx, id: OpId, side: &Side, manual: &[String]) -> Result<(),
                     &axes[k].to_string(),
                     &axes[k - 1].to_string(),
                 );
-                return Err(Violation::new(m, dim.axes[k].span));
+                return Err(Violation::of(C::ManualComputation, m, dim.axes[k].span));
             }
         }
         let (TypeArg::Of(global), Some((local, base))) = (side.global[i], side.local[i]) else {
@@ -132,7 +141,8 @@ fn verify_side(cx: &Ctx, id: OpId, side: &Side, manual: &[String]) -> Result<(),
                         .map(|a| a.size(mesh))
                         .product();
                     if manual_size == 0 || n % manual_size != 0 {
-                        return Err(Violation::new(
+                        return Err(Violation::of(
+                            C::ManualComputation,
                             msg::manual_axes_not_dividing(side.kind, *n, manual_size),
                             dim.span,
                         ));
@@ -151,7 +161,7 @@ fn verify_side(cx: &Ctx, id: OpId, side: &Side, manual: &[String]) -> Result<(),
         if !matches {
             let expected = ranked_tensor_string(&local_dims, elem);
             let m = msg::local_shape_mismatch(side.kind, i, &expected, &type_string(local));
-            return Err(Violation::new(m, local.span.shift(base)));
+            return Err(Violation::of(C::ManualComputation, m, local.span.shift(base)));
         }
     }
     Ok(())

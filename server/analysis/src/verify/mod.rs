@@ -30,7 +30,7 @@ mod unreduced;
 pub mod values;
 mod view;
 
-use crate::diag::{Diagnostic, Note, Origin, Stage};
+use crate::diag::{Diagnostic, DiagnosticCode, Note, Origin, Stage};
 use crate::model::{MeshSymbol, Model, OpId};
 use messages as msg;
 use parse_time::{ForwardUse, ModulePart};
@@ -77,6 +77,8 @@ pub struct Violation {
     pub at_op: Option<OpId>,
     /// Further errors MLIR emits for the same failure, at the same place.
     pub follow_ups: Vec<String>,
+    /// The rule broken (`None`: [`DiagnosticCode::Verifier`]).
+    pub code: Option<DiagnosticCode>,
 }
 
 impl Violation {
@@ -88,7 +90,17 @@ impl Violation {
             plain: false,
             at_op: None,
             follow_ups: Vec::new(),
+            code: None,
         }
+    }
+    /// A violation of a rule with code `code`.
+    pub fn of(code: DiagnosticCode, message: String, focus: Span) -> Violation {
+        Violation { code: Some(code), ..Violation::new(message, focus) }
+    }
+    /// `code` unless the violation has a code already (a more precise rule's).
+    pub fn coded(mut self, code: DiagnosticCode) -> Violation {
+        self.code.get_or_insert(code);
+        self
     }
     pub fn with_note(mut self, at: Span, message: impl Into<String>) -> Violation {
         self.notes.push((at, message.into()));
@@ -357,7 +369,8 @@ fn report(cx: &Ctx, op: OpId, stage: Stage, v: Violation, out: &mut Vec<Diagnost
     let info = cx.model.op(v.at_op.unwrap_or(op));
     let at = Span::empty(info.loc());
     let text = |m: &str| if v.plain { m.to_string() } else { msg::op_error(info.name(), m) };
-    let mut d = Diagnostic::error(at, text(&v.message), Origin::Verifier);
+    let code = v.code.unwrap_or(DiagnosticCode::Verifier);
+    let mut d = Diagnostic::error(at, text(&v.message), Origin::Verifier).with_code(code);
     d.focus = if v.focus == Span::default() { info.name_span() } else { v.focus };
     d.stage = Some(stage);
     d.notes = v.notes.iter().map(|(span, m)| Note { span: *span, message: m.clone() }).collect();
@@ -365,6 +378,7 @@ fn report(cx: &Ctx, op: OpId, stage: Stage, v: Violation, out: &mut Vec<Diagnost
     for m in &v.follow_ups {
         let mut f = Diagnostic::error(at, text(m), Origin::Verifier);
         f.focus = info.name_span();
+        f.code = code;
         f.stage = Some(stage);
         out.push(f);
     }

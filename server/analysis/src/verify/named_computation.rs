@@ -6,6 +6,7 @@ use super::generic::{differ, inferred_types_violation};
 use super::messages as msg;
 use super::values::type_string;
 use super::{Ctx, Violation};
+use crate::diag::DiagnosticCode as C;
 use crate::model::OpId;
 use sdy_syntax::tree::Type;
 use sdy_syntax::Span;
@@ -40,9 +41,12 @@ pub fn verify_symbol_uses(cx: &Ctx, id: OpId) -> Result<(), Violation> {
     let args = op.region_args.first().cloned().unwrap_or_default();
     if args.len() != op.operands.len() {
         let span = op.node.regions.first().map_or(Span::default(), |r| r.span.shift(op.start));
-        return Err(
-            Violation::new(msg::block_args_count(args.len(), op.operands.len()), span).plain()
-        );
+        return Err(Violation::of(
+            C::NamedComputation,
+            msg::block_args_count(args.len(), op.operands.len()),
+            span,
+        )
+        .plain());
     }
     for (i, &arg) in args.iter().enumerate() {
         let (Some(inner), Some(outer)) =
@@ -52,7 +56,7 @@ pub fn verify_symbol_uses(cx: &Ctx, id: OpId) -> Result<(), Violation> {
         };
         if differ(inner, outer) {
             let m = msg::block_arg_type(i, &type_string(inner), &type_string(outer));
-            return Err(Violation::new(m, cx.model.value(arg).span).plain());
+            return Err(Violation::of(C::NamedComputation, m, cx.model.value(arg).span).plain());
         }
     }
     if let Some(s) = inherent_per_value(cx.model, id, "in_shardings") {

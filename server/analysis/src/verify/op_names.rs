@@ -4,7 +4,7 @@
 //! for the dialects sdy files use, the others' op names are not checked.
 
 use super::messages as msg;
-use crate::diag::{Diagnostic, Note, Origin};
+use crate::diag::{Diagnostic, DiagnosticCode, Note, Origin};
 use crate::model::{Model, OpInfo};
 use sdy_syntax::tree::{Custom, StmtKind};
 use sdy_syntax::Span;
@@ -411,7 +411,8 @@ pub fn check(model: &Model, op: &OpInfo, out: &mut Vec<Diagnostic>) {
         if !DIALECTS.contains(&dialect) || !has_dot {
             // MLIR reports it after the quoted name.
             let d =
-                Diagnostic::error(Span::empty(at.end), msg::UNREGISTERED_DIALECT_GENERIC, parse());
+                Diagnostic::error(Span::empty(at.end), msg::UNREGISTERED_DIALECT_GENERIC, parse())
+                    .with_code(DiagnosticCode::OpName);
             out.push(d);
             return;
         }
@@ -422,7 +423,8 @@ pub fn check(model: &Model, op: &OpInfo, out: &mut Vec<Diagnostic>) {
     } else if has_dot {
         if !DIALECTS.contains(&dialect) {
             return out.push(with_dialects_note(
-                Diagnostic::error(at, msg::dialect_not_found(dialect, written), parse()),
+                Diagnostic::error(at, msg::dialect_not_found(dialect, written), parse())
+                    .with_code(DiagnosticCode::OpName),
                 at,
             ));
         }
@@ -434,7 +436,8 @@ pub fn check(model: &Model, op: &OpInfo, out: &mut Vec<Diagnostic>) {
         let default = default_dialect(model, op);
         if default.is_empty() {
             return out.push(with_dialects_note(
-                Diagnostic::error(at, msg::dialect_not_found_tried(written), parse()),
+                Diagnostic::error(at, msg::dialect_not_found_tried(written), parse())
+                    .with_code(DiagnosticCode::OpName),
                 at,
             ));
         }
@@ -444,7 +447,7 @@ pub fn check(model: &Model, op: &OpInfo, out: &mut Vec<Diagnostic>) {
         }
         msg::unknown_custom_op_tried(written, &full)
     };
-    out.push(Diagnostic::error(at, message, parse()));
+    out.push(Diagnostic::error(at, message, parse()).with_code(DiagnosticCode::OpName));
 }
 
 fn parse() -> Origin {

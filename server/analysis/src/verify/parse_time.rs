@@ -8,7 +8,7 @@ use super::generic::differ;
 use super::messages as msg;
 use super::values::{is_collective, is_shaped, type_string};
 use super::Ctx;
-use crate::diag::{Diagnostic, Note, Origin, Stage};
+use crate::diag::{Diagnostic, DiagnosticCode as C, Note, Origin, Stage};
 use crate::model::{written_operand_type, OpId, OpInfo, ValueDef, ValueId};
 use sdy_syntax::sdy::{MeshAst, MeshRefAst, SdyAttr};
 use sdy_syntax::tree::{Attr, AttrKind, Custom, SigForm, Type, TypeKind};
@@ -46,7 +46,8 @@ pub fn check_module(cx: &Ctx, forward: Vec<ForwardUse>) -> Vec<(ModulePart, Diag
             u.span,
             msg::UNDECLARED_VALUE,
             Origin::Parse { first_of_failure: true },
-        );
+        )
+        .with_code(C::SsaValue);
         d.focus = u.span;
         out.push((ModulePart::Undefined, d));
     }
@@ -64,10 +65,11 @@ pub fn check_module(cx: &Ctx, forward: Vec<ForwardUse>) -> Vec<(ModulePart, Diag
 }
 
 /// A failure: its first error and the chained lines, each at its offset.
-fn failure(lines: Vec<(u32, String)>, focus: Span, out: &mut Vec<Diagnostic>) {
+fn failure(code: C, lines: Vec<(u32, String)>, focus: Span, out: &mut Vec<Diagnostic>) {
     for (i, (at, m)) in lines.into_iter().enumerate() {
-        let mut d =
-            Diagnostic::error(Span::empty(at), m, Origin::Parse { first_of_failure: i == 0 });
+        let first_of_failure = i == 0;
+        let d = Diagnostic::error(Span::empty(at), m, Origin::Parse { first_of_failure });
+        let mut d = d.with_code(code);
         d.focus = focus;
         out.push(d);
     }
@@ -113,7 +115,12 @@ fn walk_attr(cx: &Ctx, op: &OpInfo, attr: &Attr, custom: bool, out: &mut Vec<Dia
             SdyAttr::Opaque => {
                 if let Some(e) = edges::parse(cx.src, attr, op.start) {
                     if let Some(m) = edges::verify_parsed(&e) {
-                        failure(vec![(e.at, m)], attr.span.shift(op.start), out);
+                        failure(
+                            C::PropagationEdges,
+                            vec![(e.at, m)],
+                            attr.span.shift(op.start),
+                            out,
+                        );
                     }
                 }
             }
@@ -130,7 +137,12 @@ fn walk_attr(cx: &Ctx, op: &OpInfo, attr: &Attr, custom: bool, out: &mut Vec<Dia
                 _ => false,
             };
             if dense && dynamic {
-                failure(vec![(span.start, msg::ELEMENTS_STATIC_SHAPE.to_string())], span, out);
+                failure(
+                    C::ParseCheck,
+                    vec![(span.start, msg::ELEMENTS_STATIC_SHAPE.to_string())],
+                    span,
+                    out,
+                );
             }
         }
         _ => {}
@@ -153,10 +165,7 @@ pub(crate) fn mesh_problem(m: &MeshAst, base: u32) -> Option<MeshProblem> {
     let mut ids: Vec<i64> =
         m.device_ids.as_ref().map_or_else(Vec::new, |d| d.ids.iter().map(|(v, _)| *v).collect());
     // Iota device ids are dropped while the attribute is built.
-    if !m.axes.is_empty()
-        && ids.len() as i64 == total
-        && ids.iter().enumerate().all(|(i, v)| *v == i as i64)
-    {
+    if crate::shape::is_iota_device_ids(m.axes.iter().map(|a| a.size), &ids) {
         ids.clear();
     }
     if let Some(id) = ids.iter().find(|&&id| id < 0) {
@@ -201,6 +210,7 @@ fn standalone_mesh(cx: &Ctx, op: &OpInfo, m: &MeshAst, prefix: &str, out: &mut V
         Some(MeshProblem::Axis(span, m)) => {
             let after = next_token(cx.src, span.end);
             failure(
+                C::Mesh,
                 vec![
                     (span.start, format!("{prefix}{m}")),
                     (after, format!("{prefix}{}", msg::FAILED_TO_PARSE_MESH_AXES)),
@@ -211,7 +221,7 @@ fn standalone_mesh(cx: &Ctx, op: &OpInfo, m: &MeshAst, prefix: &str, out: &mut V
         }
         Some(MeshProblem::Mesh(text)) => {
             let span = m.span.shift(op.start);
-            failure(vec![(span.start, format!("{prefix}{text}"))], span, out);
+            failure(C::Mesh, vec![(span.start, format!("{prefix}{text}"))], span, out);
         }
         None => {}
     }
@@ -232,12 +242,17 @@ fn inline_mesh(cx: &Ctx, op: &OpInfo, mesh: &MeshRefAst, custom: bool, out: &mut
                 (after, format!("{prefix}{}", msg::FAILED_TO_PARSE_MESH_AXES)),
                 (after, attr_failed),
             ];
-            failure(lines, span, out);
+            failure(C::Mesh, lines, span, out);
         }
         MeshProblem::Mesh(text) => {
             let span = m.span.shift(op.start);
             let after = next_token(cx.src, span.end);
-            failure(vec![(span.start, format!("{prefix}{text}")), (after, attr_failed)], span, out);
+            failure(
+                C::Mesh,
+                vec![(span.start, format!("{prefix}{text}")), (after, attr_failed)],
+                span,
+                out,
+            );
         }
     }
 }
@@ -259,10 +274,15 @@ fn custom_type_kind(op: &OpInfo, out: &mut Vec<Diagnostic>) {
     if ranked && !matches!(&*ty.kind, TypeKind::Tensor { shape: Some(_), .. }) && known_kind(ty) {
         let m = msg::invalid_type_kind_expected("builtin.tensor", &type_string(ty));
         let prefix = msg::custom_op_prefix(name);
-        failure(vec![(span.start, format!("{prefix}{m}"))], span, out);
+        failure(C::ParseCheck, vec![(span.start, format!("{prefix}{m}"))], span, out);
     } else if shaped && !is_shaped(ty) && known_kind(ty) {
         let prefix = msg::custom_op_prefix(name);
-        failure(vec![(span.start, format!("{prefix}{}", msg::INVALID_TYPE_KIND))], span, out);
+        failure(
+            C::ParseCheck,
+            vec![(span.start, format!("{prefix}{}", msg::INVALID_TYPE_KIND))],
+            span,
+            out,
+        );
     }
 }
 
@@ -317,7 +337,8 @@ fn property_kinds(cx: &Ctx, op: &OpInfo, out: &mut Vec<Diagnostic>) {
         let m =
             msg::invalid_properties(&format!("{{{dict}}}"), op.name(), &prop.name, &text(value));
         let mut d =
-            Diagnostic::error(Span::empty(op.loc()), m, Origin::Parse { first_of_failure: true });
+            Diagnostic::error(Span::empty(op.loc()), m, Origin::Parse { first_of_failure: true })
+                .with_code(C::ParseCheck);
         d.focus = value.span.shift(op.start);
         d.stage = Some(Stage::ParseAt(op.span().end));
         out.push(d);
@@ -475,7 +496,8 @@ fn parse_error_at(at: u32, span: Span, message: String, note_at: Span, note: Str
         Span::empty(span.start),
         message,
         Origin::Parse { first_of_failure: true },
-    );
+    )
+    .with_code(C::SsaValue);
     d.focus = span;
     d.stage = Some(Stage::ParseAt(at));
     d.notes.push(Note { span: Span::empty(note_at.start), message: note });

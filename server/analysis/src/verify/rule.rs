@@ -5,6 +5,7 @@ use super::attrs::sdy;
 use super::messages as msg;
 use super::values::type_string;
 use super::{Ctx, Violation};
+use crate::diag::DiagnosticCode as C;
 use crate::model::OpId;
 use sdy_syntax::sdy::{FactorListAst, RuleAst, SdyAttr, TensorMappingAst};
 use sdy_syntax::tree::{NamedAttr, Type, TypeKind};
@@ -26,7 +27,7 @@ pub fn verify(cx: &Ctx, id: OpId, attr: &NamedAttr) -> Result<(), Violation> {
     let op = cx.model.op(id);
     let focus = attr.span.shift(op.start);
     let Some(SdyAttr::Rule(rule)) = sdy(attr.value.as_ref()) else {
-        return Err(Violation::new(msg::EXPECTED_SHARDING_RULE.to_string(), focus));
+        return Err(Violation::of(C::ShardingRule, msg::EXPECTED_SHARDING_RULE.to_string(), focus));
     };
     // In MLIR's operand order, which the rule's mappings follow (the custom form of
     // `stablehlo.reduce` writes its operands interleaved).
@@ -43,7 +44,8 @@ pub fn verify(cx: &Ctx, id: OpId, attr: &NamedAttr) -> Result<(), Violation> {
     verify_mappings(rule, &result_types, &rule.results, &mut in_results, "result", base)?;
     if let Some(i) = (0..rule.factor_sizes.len()).find(|&i| !in_operands[i] && !in_results[i]) {
         let (size, span) = rule.factor_sizes[i];
-        return Err(Violation::new(
+        return Err(Violation::of(
+            C::ShardingRule,
             msg::unused_factor(&factor_symbol(i as i64), size),
             span.shift(base),
         ));
@@ -59,14 +61,19 @@ pub fn verify(cx: &Ctx, id: OpId, attr: &NamedAttr) -> Result<(), Violation> {
     unique.sort_unstable();
     unique.dedup();
     if unique.len() != all.len() {
-        return Err(Violation::new(msg::SPECIAL_FACTOR_IN_TWO_SETS.to_string(), focus));
+        return Err(Violation::of(
+            C::ShardingRule,
+            msg::SPECIAL_FACTOR_IN_TWO_SETS.to_string(),
+            focus,
+        ));
     }
     if let Some(list) = &rule.blocked_propagation {
         sorted_unique_in_bound(list, count, base)?;
     }
     for &(f, span) in rule.reduction.iter().flat_map(|l| &l.factors) {
         if usize::try_from(f).is_ok_and(|f| in_results.get(f).copied().unwrap_or(false)) {
-            return Err(Violation::new(
+            return Err(Violation::of(
+                C::ShardingRule,
                 msg::REDUCTION_FACTOR_IN_RESULTS.to_string(),
                 span.shift(base),
             ));
@@ -87,15 +94,20 @@ fn verify_mappings(
     let whole =
         mappings.iter().map(|m| m.span).reduce(Span::cover).unwrap_or(rule.span).shift(base);
     if types.len() != mappings.len() {
-        return Err(Violation::new(msg::mappings_count(kind, types.len(), mappings.len()), whole));
+        return Err(Violation::of(
+            C::ShardingRule,
+            msg::mappings_count(kind, types.len(), mappings.len()),
+            whole,
+        ));
     }
     if mappings.is_empty() {
-        return Err(Violation::new(msg::no_mappings(kind), whole));
+        return Err(Violation::of(C::ShardingRule, msg::no_mappings(kind), whole));
     }
     for (i, (ty, mapping)) in types.iter().zip(mappings).enumerate() {
         let prefix = msg::value_prefix(kind, i, types.len());
-        let fail =
-            |m: String, span: Span| Err(Violation::new(m, span.shift(base)).prefixed(&prefix));
+        let fail = |m: String, span: Span| {
+            Err(Violation::of(C::ShardingRule, m, span.shift(base)).prefixed(&prefix))
+        };
         if let Some(ty) = ty {
             match &*ty.kind {
                 TypeKind::Tensor { shape: Some(dims), .. }
@@ -141,16 +153,28 @@ fn sorted_unique_in_bound(list: &FactorListAst, count: usize, base: u32) -> Resu
     let factors: Vec<i64> = list.factors.iter().map(|f| f.0).collect();
     let (Some(&first), Some(&last)) = (factors.first(), factors.last()) else { return Ok(()) };
     if factors.windows(2).any(|w| w[0] > w[1]) {
-        return Err(Violation::new(msg::SPECIAL_FACTORS_NOT_SORTED.to_string(), span));
+        return Err(Violation::of(
+            C::ShardingRule,
+            msg::SPECIAL_FACTORS_NOT_SORTED.to_string(),
+            span,
+        ));
     }
     if factors.windows(2).any(|w| w[0] == w[1]) {
-        return Err(Violation::new(msg::SPECIAL_FACTORS_NOT_UNIQUE.to_string(), span));
+        return Err(Violation::of(
+            C::ShardingRule,
+            msg::SPECIAL_FACTORS_NOT_UNIQUE.to_string(),
+            span,
+        ));
     }
     if first < 0 {
-        return Err(Violation::new(msg::SPECIAL_FACTOR_NEGATIVE.to_string(), span));
+        return Err(Violation::of(C::ShardingRule, msg::SPECIAL_FACTOR_NEGATIVE.to_string(), span));
     }
     if last >= count as i64 {
-        return Err(Violation::new(msg::special_factor_too_large(count, last), span));
+        return Err(Violation::of(
+            C::ShardingRule,
+            msg::special_factor_too_large(count, last),
+            span,
+        ));
     }
     Ok(())
 }

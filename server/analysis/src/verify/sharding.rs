@@ -5,6 +5,7 @@ use super::axes::{mesh_order, Ax};
 use super::messages as msg;
 use super::values::type_string;
 use super::Violation;
+use crate::diag::DiagnosticCode as C;
 use crate::model::sharding::{AxisRef, Mesh, MeshRef, TensorSharding};
 use crate::model::{Model, OpId};
 use sdy_syntax::tree::{Type, TypeKind};
@@ -47,13 +48,13 @@ pub fn verify_sharding(
         MeshRef::Inline(m) => m,
         MeshRef::Symbol { name, span } => match model.mesh(name).and_then(|m| m.mesh.as_ref()) {
             Some(m) => m,
-            None => return Err(Violation::new(msg::unknown_mesh(name), *span)),
+            None => return Err(Violation::of(C::UnknownMesh, msg::unknown_mesh(name), *span)),
         },
     };
     // S2: maximal meshes (and shardings checked without a value).
     if mesh.is_maximal() || matches!(ty, TypeArg::Absent) {
         if has_rank_or_axes(s) {
-            return Err(Violation::new(msg::MAXIMAL_SHARDING.to_string(), s.span));
+            return Err(Violation::of(C::Sharding, msg::MAXIMAL_SHARDING.to_string(), s.span));
         }
         return Ok(());
     }
@@ -70,25 +71,31 @@ fn verify_against_type(s: &TensorSharding, ty: &Type) -> Result<(), Violation> {
     let elem = match &*ty.kind {
         TypeKind::Tuple(elems) if elems.len() == 1 => &elems[0],
         TypeKind::Tuple(_) => {
-            return Err(Violation::new(msg::tuple_of_size_one(&type_string(ty)), s.span))
+            return Err(Violation::of(
+                C::Sharding,
+                msg::tuple_of_size_one(&type_string(ty)),
+                s.span,
+            ))
         }
         _ => ty,
     };
     match &*elem.kind {
         // S5: ranked.
         TypeKind::Tensor { shape: None, .. } => {
-            Err(Violation::new(msg::only_ranked(&type_string(ty)), s.span))
+            Err(Violation::of(C::Sharding, msg::only_ranked(&type_string(ty)), s.span))
         }
         // S6: rank.
-        TypeKind::Tensor { shape: Some(shape), .. } if s.dims.len() != shape.len() => {
-            Err(Violation::new(msg::rank_mismatch(s.dims.len(), shape.len()), s.dims_span))
-        }
+        TypeKind::Tensor { shape: Some(shape), .. } if s.dims.len() != shape.len() => Err(
+            Violation::of(C::Sharding, msg::rank_mismatch(s.dims.len(), shape.len()), s.dims_span),
+        ),
         TypeKind::Tensor { .. } => Ok(()),
         TypeKind::Other(t) if t.starts_with("vector<") || t.starts_with("memref<") => Ok(()),
         // S4: tokens and other non-shaped types.
-        _ if has_rank_or_axes(s) => {
-            Err(Violation::new(msg::non_shaped(&type_string(ty), &s.to_string()), s.span))
-        }
+        _ if has_rank_or_axes(s) => Err(Violation::of(
+            C::Sharding,
+            msg::non_shaped(&type_string(ty), &s.to_string()),
+            s.span,
+        )),
         _ => Ok(()),
     }
 }
@@ -99,10 +106,14 @@ pub fn verify_axes(s: &TensorSharding, mesh: &Mesh) -> Result<(), Violation> {
     for (d, dim) in s.dims.iter().enumerate() {
         if let Some(p) = dim.priority {
             if p < 0 {
-                return Err(Violation::new(msg::negative_priority(d), dim.span));
+                return Err(Violation::of(C::Sharding, msg::negative_priority(d), dim.span));
             }
             if dim.closed && dim.axes.is_empty() {
-                return Err(Violation::new(msg::empty_closed_with_priority(d), dim.span));
+                return Err(Violation::of(
+                    C::EmptyClosedWithPriority,
+                    msg::empty_closed_with_priority(d),
+                    dim.span,
+                ));
             }
         }
         verify_axis_list(&dim.axes, mesh, &mut seen)?;
@@ -123,7 +134,7 @@ pub fn verify_sorted_axis_list<'a>(
     if !is_sorted_wrt_mesh(list, mesh) {
         let span = list.first().map(|a| a.span).unwrap_or_default();
         let span = list.last().map_or(span, |l| span.cover(l.span));
-        return Err(Violation::new(msg::axes_not_ordered(kind), span));
+        return Err(Violation::of(C::UnsortedAxes, msg::axes_not_ordered(kind), span));
     }
     verify_axis_list(list, mesh, seen)
 }
@@ -138,15 +149,20 @@ pub fn verify_axis_list<'a>(
     let mut prev: Option<&AxisRef> = None;
     for a in list {
         if mesh.axis(&a.name).is_none() {
-            return Err(Violation::new(msg::unknown_axis(&a.name), a.span));
+            return Err(Violation::of(C::Sharding, msg::unknown_axis(&a.name), a.span));
         }
         if seen.iter().any(|b| b.same(a)) {
-            return Err(Violation::new(msg::duplicate_axis_ref(&a.display()), a.span));
+            return Err(Violation::of(
+                C::DuplicateAxis,
+                msg::duplicate_axis_ref(&a.display()),
+                a.span,
+            ));
         }
         seen.push(a);
         if let Some(p) = prev {
             if can_merge(p, a) {
-                return Err(Violation::new(
+                return Err(Violation::of(
+                    C::MergeableSubAxes,
                     msg::mergeable_sub_axes(&p.display(), &a.display()),
                     p.span.cover(a.span),
                 ));
@@ -183,7 +199,7 @@ fn verify_sub_axes(axes: &[&AxisRef], mesh: &Mesh) -> Result<(), Violation> {
     for name in names {
         let Some(full) = mesh.axis(name).map(|a| a.size) else { continue };
         if let Some(f) = axes.iter().find(|a| a.name == name && a.sub.is_none()) {
-            return Err(Violation::new(msg::sub_and_full_axis(name), f.span));
+            return Err(Violation::of(C::Sharding, msg::sub_and_full_axis(name), f.span));
         }
         let mut subs: Vec<(i64, i64, &AxisRef)> = axes
             .iter()
@@ -194,24 +210,34 @@ fn verify_sub_axes(axes: &[&AxisRef], mesh: &Mesh) -> Result<(), Violation> {
         let mut prev: Option<(i64, &AxisRef)> = None;
         for &(pre, size, a) in &subs {
             if pre < 1 {
-                return Err(Violation::new(msg::sub_axis_pre_size(&a.display()), a.span));
+                return Err(Violation::of(
+                    C::Sharding,
+                    msg::sub_axis_pre_size(&a.display()),
+                    a.span,
+                ));
             }
             if size <= 1 {
-                return Err(Violation::new(msg::sub_axis_size(&a.display()), a.span));
+                return Err(Violation::of(C::Sharding, msg::sub_axis_size(&a.display()), a.span));
             }
             let next = pre.saturating_mul(size);
             if full % next != 0 {
-                return Err(Violation::new(
+                return Err(Violation::of(
+                    C::Sharding,
                     msg::sub_axis_next_pre_size(next, full, &a.display()),
                     a.span,
                 ));
             }
             if size == full {
-                return Err(Violation::new(msg::sub_axis_full_size(&a.display()), a.span));
+                return Err(Violation::of(
+                    C::Sharding,
+                    msg::sub_axis_full_size(&a.display()),
+                    a.span,
+                ));
             }
             if let Some((prev_next, p)) = prev {
                 if prev_next > pre {
-                    return Err(Violation::new(
+                    return Err(Violation::of(
+                        C::Sharding,
                         msg::overlapping_sub_axes(&p.display(), &a.display()),
                         p.span.cover(a.span),
                     ));
@@ -244,7 +270,7 @@ pub fn bound_manual_axes(model: &Model, owner: OpId) -> Option<Vec<(String, OpId
 
 /// The error for an axis already manual in a parent manual computation.
 pub fn bound_axis_violation(model: &Model, axis: &str, focus: Span, parent: OpId) -> Violation {
-    Violation::new(msg::bound_manual_axis(axis), focus)
+    Violation::of(C::Sharding, msg::bound_manual_axis(axis), focus)
         .with_note(Span::empty(model.op(parent).loc()), msg::PARENT_BOUNDING_AXIS)
 }
 

@@ -7,6 +7,7 @@ use super::messages as msg;
 use super::sharding::resolve_mesh;
 use super::values::same_mesh;
 use super::{Ctx, Violation};
+use crate::diag::DiagnosticCode as C;
 use crate::model::sharding::TensorSharding;
 use sdy_syntax::sdy::Reduction;
 
@@ -42,21 +43,29 @@ pub fn verify_transition(
     let focus = result.span;
     if let Some(first) = introduced.first() {
         let Some(expected) = introduce else {
-            return Err(Violation::new(msg::cannot_add_unreduced_axis(&first.name), focus));
+            return Err(Violation::of(
+                C::UnreducedTransition,
+                msg::cannot_add_unreduced_axis(&first.name),
+                focus,
+            ));
         };
         if touches(result, &introduced) && result.unreduced_op != expected {
             let m =
                 msg::cannot_introduce_reduction(result.unreduced_op.as_str(), expected.as_str());
-            return Err(Violation::new(m, focus));
+            return Err(Violation::of(C::UnreducedTransition, m, focus));
         }
     }
     if let Some(first) = removed.first() {
         let Some(expected) = remove else {
-            return Err(Violation::new(msg::dropped_unreduced_axis(&first.name), focus));
+            return Err(Violation::of(
+                C::UnreducedTransition,
+                msg::dropped_unreduced_axis(&first.name),
+                focus,
+            ));
         };
         if let Some(s) = operand.filter(|s| touches(s, &removed) && s.unreduced_op != expected) {
             let m = msg::cannot_reduce_reduction(s.unreduced_op.as_str(), expected.as_str());
-            return Err(Violation::new(m, focus));
+            return Err(Violation::of(C::UnreducedTransition, m, focus));
         }
     }
     if let Some(s) = operand {
@@ -66,7 +75,7 @@ pub fn verify_transition(
                 s.unreduced_op.as_str(),
                 result.unreduced_op.as_str(),
             );
-            return Err(Violation::new(m, focus));
+            return Err(Violation::of(C::UnreducedTransition, m, focus));
         }
     }
     Ok(())

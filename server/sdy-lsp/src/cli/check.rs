@@ -1,4 +1,5 @@
-//! `sdy-lsp check`: every diagnostic of the given files, compiler style or as JSON.
+//! `sdy-lsp check`: every diagnostic of the given files, compiler style (MLIR's text, byte
+//! for byte) or as JSON (which adds each diagnostic's code).
 //! Exit status 1 if any error (hints and information never count), else 0.
 
 use super::report;
@@ -73,9 +74,10 @@ fn json_diagnostic(file: &str, index: &LineIndex, d: &sdy_analysis::diag::Diagno
     let mut s = String::new();
     let _ = write!(
         s,
-        "{{\"file\": {}, \"severity\": \"{}\", \"message\": {}, \"range\": {{\"start\": {}, \"end\": {}}}, \"notes\": [",
+        "{{\"file\": {}, \"severity\": \"{}\", \"code\": \"{}\", \"message\": {}, \"range\": {{\"start\": {}, \"end\": {}}}, \"notes\": [",
         json_str(file),
         d.severity.as_str(),
+        d.code,
         json_str(&d.message),
         pos(d.focus.start),
         pos(d.focus.end)

@@ -90,6 +90,8 @@ fn fresh(d: &diag::Diagnostic, base: u32, text: &Text<'_>) -> Diagnostic {
     Diagnostic {
         range: text.range(d.focus.shift(base)),
         severity: Some(severity(d.severity)),
+        code: Some(super::diagnostics::code(d.code)),
+        code_description: super::diagnostics::code_description(d.code),
         source: Some(SOURCE.to_string()),
         message: d.message.clone(),
         ..Default::default()

@@ -3,7 +3,8 @@
 //! * range: the diagnostic's `focus` (the precise offending part), not the place MLIR
 //!   reports it;
 //! * severity: error, warning, information or hint, as the core says;
-//! * source `sdy`;
+//! * source `sdy`, code the core's [`diag::DiagnosticCode`] (with a link to Shardy's
+//!   documentation where it has one);
 //! * notes: `relatedInformation` in the same document when the client supports it,
 //!   else appended to the message.
 
@@ -12,7 +13,8 @@ use super::capabilities::ClientConfig;
 use super::position::Text;
 use sdy_analysis::diag::{self, Severity};
 use tower_lsp::lsp_types::{
-    Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, Url,
+    CodeDescription, Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location,
+    NumberOrString, Url,
 };
 
 pub const SOURCE: &str = "sdy";
@@ -61,14 +63,22 @@ fn convert(
     Diagnostic {
         range: text.range(d.focus.shift(base)),
         severity: Some(severity(d.severity)),
-        code: None,
-        code_description: None,
+        code: Some(code(d.code)),
+        code_description: code_description(d.code),
         source: Some(SOURCE.to_string()),
         message,
         related_information: related,
         tags: None,
         data: None,
     }
+}
+
+pub fn code(c: diag::DiagnosticCode) -> NumberOrString {
+    NumberOrString::String(c.as_str().to_string())
+}
+
+pub fn code_description(c: diag::DiagnosticCode) -> Option<CodeDescription> {
+    Some(CodeDescription { href: Url::parse(&c.documentation()?).ok()? })
 }
 
 pub fn severity(s: Severity) -> DiagnosticSeverity {

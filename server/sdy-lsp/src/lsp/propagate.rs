@@ -826,8 +826,8 @@ impl Propagator {
             }
             for d in run.prop.diagnostics.iter().filter(|d| d.origin == Origin::Pass) {
                 let (severity, code) = match d.severity {
-                    Severity::Error => (DiagnosticSeverity::WARNING, "propagation-failed"),
-                    _ => (DiagnosticSeverity::INFORMATION, "propagation"),
+                    Severity::Error => (DiagnosticSeverity::WARNING, PROPAGATION_FAILED),
+                    _ => (DiagnosticSeverity::INFORMATION, d.code.as_str()),
                 };
                 let message = if d.severity == Severity::Error {
                     format!("propagation failed: {}", d.message)
@@ -840,6 +840,8 @@ impl Propagator {
         out
     }
 }
+
+const PROPAGATION_FAILED: &str = sdy_analysis::diag::DiagnosticCode::PropagationFailed.as_str();
 
 fn diagnostic(
     text: &Text<'_>,

@@ -158,10 +158,7 @@ impl<'a> Rewriter<'a> {
         if let Some(&r) = g.nodes[i].results.first() {
             self.m.top.replace_uses(r, by);
         }
-        if let Some((last, parent)) = g.nodes[i].path.split_last() {
-            let p = crate::propagation::graph::op_at_path_mut(self.m, parent);
-            p.regions[last.0].blocks[last.1].ops.remove(last.2);
-        }
+        crate::propagation::graph::remove_op_at(self.m, &g.nodes[i].path);
         self.cache.invalidate();
     }
 }

@@ -257,20 +257,20 @@ struct ReshardToCollectives {
     keep_redundant: bool,
 }
 
-impl crate::passes::Pass for ReshardToCollectives {
+impl crate::pass::Pass for ReshardToCollectives {
     fn flag(&self) -> &'static str {
         "sdy-reshard-to-collectives"
     }
     fn run(
         &mut self,
-        cx: &mut crate::passes::PassContext<'_>,
-    ) -> Result<(), crate::passes::PassFailed> {
+        cx: &mut crate::pass::PassContext<'_>,
+    ) -> Result<(), crate::pass::PassFailed> {
         reshard_to_collectives(cx.module, self.keep_redundant);
         Ok(())
     }
 }
 
 /// The pass of `-sdy-reshard-to-collectives`.
-pub fn create(o: &crate::passes::PassOptions) -> Box<dyn crate::passes::Pass> {
+pub fn create(o: &crate::pass::PassOptions) -> Box<dyn crate::pass::Pass> {
     Box::new(ReshardToCollectives { keep_redundant: o.bool("keep-redundant-reshards") })
 }

@@ -1,19 +1,18 @@
 //! `dim N is empty and closed but has a priority`: open the dimension (`{}p1` →
 //! `{?}p1`), or drop the priority (`{}`). Both are valid; neither is preferred.
 
-use super::{says, Edit, Found};
-use crate::diag::Diagnostic;
+use super::{Edit, Found};
+use crate::diag::{Diagnostic, DiagnosticCode};
 use crate::explain::locate::{locate, Target};
 use crate::model::Model;
-use crate::verify::messages as msg;
 use sdy_syntax::Span;
 
 pub(super) fn fixes(model: &Model, src: &str, d: &Diagnostic) -> Option<Vec<Found>> {
-    let Target::Sharding { sharding, .. } = locate(model, d.focus.start)? else { return None };
-    let (n, dim) = sharding.dims.iter().enumerate().find(|(_, x)| x.span == d.focus)?;
-    if !says(d, &msg::empty_closed_with_priority(n)) {
+    if d.code != DiagnosticCode::EmptyClosedWithPriority {
         return None;
     }
+    let Target::Sharding { sharding, .. } = locate(model, d.focus.start)? else { return None };
+    let (n, dim) = sharding.dims.iter().enumerate().find(|(_, x)| x.span == d.focus)?;
     let text = src.get(dim.span.start as usize..dim.span.end as usize)?;
     let close = dim.span.start + text.rfind('}')? as u32;
     let open = Edit { span: Span::empty(dim.span.start + 1), text: "?".into() };

@@ -1,13 +1,12 @@
 //! Fixes inside an axis list: sorting it in mesh order, merging consecutive sub-axes,
 //! removing a duplicated axis.
 
-use super::{says, Edit, Found};
-use crate::diag::Diagnostic;
+use super::{Edit, Found};
+use crate::diag::{Diagnostic, DiagnosticCode};
 use crate::explain::locate::{locate, Target};
 use crate::model::sharding::{AxisRef, Mesh, TensorSharding};
 use crate::model::{Model, OpId};
 use crate::verify::axes::{sort_and_merge, Ax};
-use crate::verify::messages as msg;
 use crate::verify::sharding::resolve_mesh;
 use sdy_syntax::sdy::SdyAttr;
 use sdy_syntax::tree::AttrKind;
@@ -124,9 +123,7 @@ fn sort(list: &List, d: &Diagnostic) -> Option<Found> {
     let mut sorted: Vec<Ax> = list.axes.iter().map(Ax::from).collect();
     sort_and_merge(&mut sorted, mesh);
     let text = join(&sorted);
-    let kinds = ["replicated", "unreduced", "reduction", "r2u"];
-    let ours = msg::manual_axes_unsorted(&text);
-    if !kinds.iter().any(|k| says(d, &msg::axes_not_ordered(k))) && d.message != ours {
+    if !matches!(d.code, DiagnosticCode::UnsortedAxes | DiagnosticCode::UnsortedManualAxes) {
         return None;
     }
     let merged = if sorted.len() < list.axes.len() { " and merge sub-axes" } else { "" };
@@ -143,8 +140,8 @@ fn join(axes: &[Ax]) -> String {
 fn merge(list: &List, d: &Diagnostic) -> Option<Found> {
     let mesh = list.mesh.as_ref()?;
     let i = list.index_at(d.focus.start)?;
-    let (a, b) = (list.axes.get(i)?, list.axes.get(i + 1)?);
-    if !says(d, &msg::mergeable_sub_axes(&a.display(), &b.display())) {
+    let a = list.axes.get(i)?;
+    if d.code != DiagnosticCode::MergeableSubAxes || list.axes.get(i + 1).is_none() {
         return None;
     }
     let mut merged = Ax::from(a);
@@ -165,7 +162,7 @@ fn merge(list: &List, d: &Diagnostic) -> Option<Found> {
 fn duplicate(list: &List, src: &str, d: &Diagnostic) -> Option<Found> {
     let i = list.index_at(d.focus.start)?;
     let axis = &list.axes[i];
-    if d.focus != axis.span || !says(d, &msg::duplicate_axis_ref(&axis.display())) {
+    if d.focus != axis.span || d.code != DiagnosticCode::DuplicateAxis {
         return None;
     }
     // Obvious when the first use is in the same list; else either use could go.

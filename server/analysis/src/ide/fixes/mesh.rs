@@ -7,19 +7,21 @@
 //! `pre × size`, and larger than any one sub-axis), else 1. The title shows the sizes
 //! so the user sees what to adjust.
 
-use super::{says, Edit, Found};
-use crate::diag::Diagnostic;
+use super::{Edit, Found};
+use crate::diag::{Diagnostic, DiagnosticCode};
 use crate::model::sharding::{AxisRef, MeshRef, TensorSharding};
 use crate::model::{Model, OpId};
-use crate::verify::messages as msg;
 use sdy_syntax::sdy::SdyAttr;
 use sdy_syntax::tree::{Attr, AttrDict, AttrKind, Custom, NamedAttr};
 use sdy_syntax::Span;
 
 pub(super) fn fixes(model: &Model, src: &str, d: &Diagnostic) -> Option<Vec<Found>> {
+    if d.code != DiagnosticCode::UnknownMesh {
+        return None;
+    }
     let name =
         src.get(d.focus.start as usize..d.focus.end as usize)?.strip_prefix('@')?.to_string();
-    if !says(d, &msg::unknown_mesh(&name)) || model.mesh(&name).is_some() {
+    if model.mesh(&name).is_some() {
         return None;
     }
     let axes = used_axes(model, &name);

@@ -7,6 +7,7 @@ use super::gspmd::{self, Hlo};
 use super::sdy_text::{self, Read};
 use super::sites::{self, Embedded, Kind, Place};
 use super::{find_mesh, read_shardings, Scope, SpanMap, StringMesh};
+use crate::diag::DiagnosticCode as C;
 use crate::diag::{Diagnostic, Note, Origin, Severity};
 use crate::explain;
 use crate::model::sharding::{MeshRef, TensorSharding};
@@ -49,11 +50,11 @@ pub fn diagnostics(scope: &Scope) -> Vec<Diagnostic> {
 }
 
 fn error(span: Span, message: String) -> Diagnostic {
-    Diagnostic::error(span, message, Origin::Lint)
+    Diagnostic::error(span, message, Origin::Lint).with_code(C::StringAttribute)
 }
 
 fn from_violation(v: Violation) -> Diagnostic {
-    let mut d = error(v.focus, v.message);
+    let mut d = error(v.focus, v.message).with_code(v.code.unwrap_or(C::StringAttribute));
     d.notes = v.notes.into_iter().map(|(span, message)| Note { span, message }).collect();
     d
 }
@@ -162,7 +163,11 @@ fn verify(
             let kind = if matches!(e.place, Place::FuncArg { .. }) { "arg" } else { "result" };
             let prefix = msg::indexed_prefix(kind, index as usize);
             let ([s], false) = (shardings, per_value) else {
-                return Err(Violation::new(msg::EXPECTED_TENSOR_SHARDING.into(), whole));
+                return Err(Violation::of(
+                    C::StringAttribute,
+                    msg::EXPECTED_TENSOR_SHARDING.into(),
+                    whole,
+                ));
             };
             let ty = func_value_type(scope, e.place);
             verify_sharding(scope.model, s, TypeArg::from(ty), func)
@@ -170,7 +175,11 @@ fn verify(
         }
         (_, Place::Op(op)) => {
             if !per_value {
-                return Err(Violation::new(msg::EXPECTED_PER_VALUE.into(), whole));
+                return Err(Violation::of(
+                    C::StringAttribute,
+                    msg::EXPECTED_PER_VALUE.into(),
+                    whole,
+                ));
             }
             let (types, kind) = match e.kind {
                 Kind::InShardings => (operand_types(scope.model, op), "operand"),

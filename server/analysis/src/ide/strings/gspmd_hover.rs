@@ -10,6 +10,7 @@ use crate::explain::devices::TABLE_MAX_DEVICES;
 use crate::explain::locate::Site;
 use crate::explain::site::{site_label, site_type};
 use crate::model::sharding::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
+use crate::shape::ceil_div;
 use sdy_syntax::sdy::Reduction;
 use sdy_syntax::tree::{Dim, Type, TypeKind};
 use sdy_syntax::Span;
@@ -181,14 +182,6 @@ fn describe_tiled(t: &Tiled, ty: Option<&Type>, out: &mut String) {
                 );
             }
         }
-    }
-}
-
-fn ceil_div(n: i64, d: i64) -> i64 {
-    if n <= 0 || d <= 0 {
-        n.max(0)
-    } else {
-        (n - 1) / d + 1
     }
 }
 

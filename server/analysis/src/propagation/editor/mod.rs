@@ -24,7 +24,7 @@ use super::driver::Warning;
 use super::graph::Graph;
 use super::inference::{explain_strategy, AxisOrigin, Conflict, Explained};
 use super::{Level, Options};
-use crate::diag::{Diagnostic, Note, Origin, Severity};
+use crate::diag::{Diagnostic, DiagnosticCode, Note, Origin, Severity};
 use crate::model::Model;
 use crate::print::ir::Module;
 use crate::print::sdy::{Mesh, TensorSharding};
@@ -242,7 +242,8 @@ pub fn propagate_with(
     if outcome.stopped {
         return Err(Stopped);
     }
-    let mut diags = warnings(outcome.warnings);
+    let code = DiagnosticCode::Pass(strategy.flag());
+    let mut diags = warnings(outcome.warnings, code);
     if let Some(f) = outcome.failure {
         let span = Span::new(f.at, f.at);
         diags.push(Diagnostic {
@@ -250,6 +251,7 @@ pub fn propagate_with(
             focus: span,
             severity: Severity::Error,
             message: f.message,
+            code,
             notes: Vec::new(),
             origin: Origin::Pass,
             stage: None,
@@ -273,7 +275,7 @@ pub fn propagate_with(
 }
 
 /// The pass warnings, each once-per-process warning once.
-fn warnings(ws: Vec<Warning>) -> Vec<Diagnostic> {
+fn warnings(ws: Vec<Warning>, code: DiagnosticCode) -> Vec<Diagnostic> {
     let mut seen: Vec<&'static str> = Vec::new();
     let mut out = Vec::new();
     for w in ws {
@@ -289,6 +291,7 @@ fn warnings(ws: Vec<Warning>) -> Vec<Diagnostic> {
             focus: span,
             severity: Severity::Warning,
             message: w.message,
+            code,
             notes: Vec::<Note>::new(),
             origin: Origin::Pass,
             stage: None,

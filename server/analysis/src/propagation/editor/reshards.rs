@@ -271,7 +271,7 @@ pub fn local_shape(dims: &[i64], s: &TensorSharding, mesh: &Mesh) -> Option<Vec<
         .zip(&s.dims)
         .map(|(&d, ds)| {
             let n: i64 = ds.axes.iter().map(|a| axis_size(a, mesh)).product::<Option<i64>>()?;
-            (n > 0).then(|| (d + n - 1) / n)
+            (n > 0).then(|| crate::shape::ceil_div(d, n))
         })
         .collect()
 }

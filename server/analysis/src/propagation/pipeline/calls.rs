@@ -13,19 +13,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 /// Paths of the `func.call` ops inside the op at `path`, in post-order.
 fn calls_in(m: &Module, g: &Graph, f: OpIdx) -> Vec<Path> {
     let mut out = Vec::new();
-    fn go(g: &Graph, i: OpIdx, out: &mut Vec<OpIdx>) {
-        for r in &g.nodes[i].children {
-            for b in r {
-                for &c in b {
-                    go(g, c, out);
-                }
-            }
-        }
-        out.push(i);
-    }
-    let mut post = Vec::new();
-    go(g, f, &mut post);
-    for i in post {
+    for i in g.post_order_from(f) {
         if g.nodes[i].name == "func.call" && i != f {
             out.push(g.nodes[i].path.clone());
         }
@@ -565,12 +553,12 @@ pub fn insert_func_call_reshards(m: &mut Module) {
                 inserted.push(op);
             }
         }
-        let (last, parent) = p.split_last().expect("non-root");
-        let block = &mut op_at_path_mut(m, parent).regions[last.0].blocks[last.1];
         // Each reshard goes right after the call (MLIR's insertion point after the
         // result), so later results' reshards come first.
-        for op in inserted {
-            block.ops.insert(last.2 + 1, op);
+        if let Some((block, i)) = parent_block_mut(m, &p) {
+            for op in inserted {
+                block.ops.insert(i + 1, op);
+            }
         }
         op_at_path_mut(m, &p).set_attr("sdy.sharding", Attr::PerValue(func_res));
     }
@@ -610,8 +598,8 @@ pub fn add_func_data_flow_edges(m: &mut Module) {
             (p.clone(), r, b, 0)
         } else {
             let Some(Def::Result { op, .. }) = g.def(v) else { continue };
-            let (last, parent) = g.nodes[op].path.split_last().expect("non-root");
-            (Path::from(parent), last.0, last.1, last.2 + 1)
+            let Some(after) = point_after(&g.nodes[op].path) else { continue };
+            after
         };
         let _ = at;
         let n = placed.entry(base.clone()).or_insert(0);
@@ -652,7 +640,6 @@ pub fn sink_func_data_flow_edges(m: &mut Module) {
         }
         let p = g.nodes[e].path.clone();
         m.top.replace_uses(res, input);
-        let (last, parent) = p.split_last().expect("non-root");
-        op_at_path_mut(m, parent).regions[last.0].blocks[last.1].ops.remove(last.2);
+        remove_op_at(m, &p);
     }
 }

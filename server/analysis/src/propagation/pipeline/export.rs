@@ -317,8 +317,7 @@ pub fn canonicalize(m: &mut Module) {
             m.top.replace_uses(r, input);
         }
         let p = g.nodes[i].path.clone();
-        let (last, parent) = p.split_last().expect("non-root");
-        op_at_path_mut(m, parent).regions[last.0].blocks[last.1].ops.remove(last.2);
+        remove_op_at(m, &p);
     }
 }
 

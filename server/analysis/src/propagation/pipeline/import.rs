@@ -508,18 +508,7 @@ pub fn constant_or_scalar_splitter(m: &mut Module) {
     // valid for every region: named computations first (post-order), then the body.
     for f in order {
         let sym = original_func_name(g.op(m, f)).unwrap_or_default();
-        fn go(g: &Graph, i: OpIdx, out: &mut Vec<OpIdx>) {
-            for r in &g.nodes[i].children {
-                for b in r {
-                    for &c in b {
-                        go(g, c, out);
-                    }
-                }
-            }
-            out.push(i);
-        }
-        let mut post: Vec<OpIdx> = Vec::new();
-        go(&g, f, &mut post);
+        let post = g.post_order_from(f);
         let mut cx = Splitter {
             func: &sym,
             originals: &originals,

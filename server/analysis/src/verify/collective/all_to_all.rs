@@ -8,6 +8,7 @@ use super::super::sharding::verify_axis_list;
 use super::super::{Ctx, Violation};
 use super::per_dim::{expect_dim, gather_along_dim, slice_along_dim};
 use super::Collective;
+use crate::diag::DiagnosticCode as C;
 use crate::model::sharding::AxisRef;
 use sdy_syntax::sdy::SdyAttr;
 use sdy_syntax::Span;
@@ -40,7 +41,7 @@ fn params(cx: &Ctx, c: &Collective) -> Option<(Vec<Param>, Span)> {
 pub fn verify(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
     let Some((params, span)) = params(cx, c) else { return Ok(()) };
     if params.is_empty() {
-        return Err(Violation::new(msg::EMPTY_PARAMETER_LIST.to_string(), span));
+        return Err(Violation::of(C::Collective, msg::EMPTY_PARAMETER_LIST.to_string(), span));
     }
     let rank = cx.model.result_type(c.id, 0).and_then(|t| t.rank()).unwrap_or(c.out.dims.len());
     let mut seen_dims = vec![false; rank];
@@ -50,16 +51,28 @@ pub fn verify(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
         verify_axis_list(&p.axes, &c.mesh, &mut seen)?;
         for (which, (dim, span)) in [("source", p.src), ("target", p.tgt)] {
             if dim < 0 || dim as usize >= rank {
-                return Err(Violation::new(msg::dim_out_of_range(which, dim, rank), span));
+                return Err(Violation::of(
+                    C::Collective,
+                    msg::dim_out_of_range(which, dim, rank),
+                    span,
+                ));
             }
         }
         for (dim, span) in [p.src, p.tgt] {
             if std::mem::replace(&mut seen_dims[dim as usize], true) {
-                return Err(Violation::new(msg::overlapping_all_to_all_dims(dim), span));
+                return Err(Violation::of(
+                    C::Collective,
+                    msg::overlapping_all_to_all_dims(dim),
+                    span,
+                ));
             }
         }
         if prev_src >= p.src.0 {
-            return Err(Violation::new(msg::source_dims_not_sorted(p.src.0, prev_src), p.src.1));
+            return Err(Violation::of(
+                C::Collective,
+                msg::source_dims_not_sorted(p.src.0, prev_src),
+                p.src.1,
+            ));
         }
         prev_src = p.src.0;
     }

@@ -11,6 +11,7 @@ use super::messages as msg;
 use super::sharding::{resolve_mesh, verify_sharding, TypeArg};
 use super::values::{same_mesh, value_loc, value_sharding};
 use super::{Ctx, Violation};
+use crate::diag::DiagnosticCode as C;
 use crate::model::sharding::{DimSharding, Mesh, TensorSharding};
 use crate::model::OpId;
 use sdy_syntax::Span;
@@ -65,7 +66,11 @@ pub fn verify_interface(cx: &Ctx, id: OpId) -> Result<(), Violation> {
     let allows_missing = matches!(name, "sdy.all_slice" | "sdy.all_reduce" | "sdy.reduce_scatter");
     if operand.is_none() && !allows_missing {
         let focus = op.node.operands.first().map_or(op.name_span(), |o| o.span.shift(op.start));
-        return Err(Violation::new(msg::COLLECTIVE_WITHOUT_SHARDING.to_string(), focus));
+        return Err(Violation::of(
+            C::Collective,
+            msg::COLLECTIVE_WITHOUT_SHARDING.to_string(),
+            focus,
+        ));
     }
     let Some(out) = inherent_sharding(cx.model, id, "out_sharding") else { return Ok(()) };
     verify_sharding(cx.model, &out, TypeArg::from(cx.model.result_type(id, 0)), id)?;
@@ -86,7 +91,8 @@ pub fn verify_interface(cx: &Ctx, id: OpId) -> Result<(), Violation> {
             }
         }
         if out.dims.len() != operand.dims.len() {
-            return Err(Violation::new(
+            return Err(Violation::of(
+                C::Collective,
                 msg::result_operand_rank(out.dims.len(), operand.dims.len()),
                 out.dims_span,
             ));
@@ -97,7 +103,7 @@ pub fn verify_interface(cx: &Ctx, id: OpId) -> Result<(), Violation> {
 
 /// A mesh mismatch error, with a note at the operand naming its mesh.
 fn mesh_mismatch(cx: &Ctx, id: OpId, message: &str, operand_mesh: &Mesh, focus: Span) -> Violation {
-    let v = Violation::new(message.to_string(), focus);
+    let v = Violation::of(C::Collective, message.to_string(), focus);
     match cx.model.op(id).operands.first().copied().flatten() {
         Some(input) => v.with_note(
             Span::empty(value_loc(cx.model, input)),

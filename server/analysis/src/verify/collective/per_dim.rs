@@ -9,6 +9,7 @@ use super::super::sharding::verify_axis_list;
 use super::super::unreduced::verify_transition;
 use super::super::{Ctx, Violation};
 use super::Collective;
+use crate::diag::DiagnosticCode as C;
 use crate::model::sharding::{AxisRef, Mesh};
 use sdy_syntax::sdy::Reduction;
 
@@ -31,7 +32,8 @@ pub fn gather_along_dim(
                 }
             }
             _ => {
-                return Err(Violation::new(
+                return Err(Violation::of(
+                    C::Collective,
                     msg::cannot_apply_axis(kind, &ga.to_string(), dim),
                     g.span,
                 ))
@@ -54,7 +56,8 @@ pub fn slice_along_dim(axes: &[AxisRef], slicing: &[AxisRef], mesh: &Mesh) -> Ve
 pub fn expect_dim(c: &Collective, dim: usize, expected: &[Ax]) -> Result<(), Violation> {
     let actual = &c.out.dims[dim];
     if axes_of(&actual.axes) != expected {
-        return Err(Violation::new(
+        return Err(Violation::of(
+            C::Collective,
             msg::result_dim_mismatch(&list_display(expected), dim),
             actual.span,
         ));
@@ -77,7 +80,7 @@ fn verify_per_dim(
     }
     if c.out.dims.len() != lists.len() {
         let m = msg::result_collective_rank(c.out.dims.len(), lists.len());
-        return Err(Violation::new(m, c.out.dims_span));
+        return Err(Violation::of(C::Collective, m, c.out.dims_span));
     }
     let operand = c.operand_or_replicated();
     for (dim, (operand_dim, list)) in operand.dims.iter().zip(&lists).enumerate() {
@@ -107,7 +110,11 @@ pub fn reduce_scatter(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
 
 pub fn sharded_to_unreduced(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
     if c.out.unreduced_op != Reduction::Sum {
-        return Err(Violation::new(msg::OUT_REDUCTION_MUST_BE_SUM.to_string(), c.out.span));
+        return Err(Violation::of(
+            C::Collective,
+            msg::OUT_REDUCTION_MUST_BE_SUM.to_string(),
+            c.out.span,
+        ));
     }
     verify_per_dim(cx, c, "axes", |axes, list, dim| {
         gather_along_dim(axes, list, dim, &c.mesh, "shard-to-unreduce")
@@ -117,7 +124,11 @@ pub fn sharded_to_unreduced(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
     expected.extend(lists.iter().flatten().map(Ax::from));
     sort_and_merge(&mut expected, &c.mesh);
     if expected != axes_of(&c.out.unreduced) {
-        return Err(Violation::new(msg::SHARDED_TO_UNREDUCED_AXES.to_string(), c.out.span));
+        return Err(Violation::of(
+            C::Collective,
+            msg::SHARDED_TO_UNREDUCED_AXES.to_string(),
+            c.out.span,
+        ));
     }
     Ok(())
 }

@@ -6,6 +6,7 @@ use super::super::messages as msg;
 use super::super::sharding::resolve_mesh;
 use super::super::{Ctx, Violation};
 use super::{mesh_mismatch, Collective};
+use crate::diag::DiagnosticCode as C;
 use crate::model::sharding::MeshRef;
 
 pub fn verify(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
@@ -42,7 +43,8 @@ pub fn verify(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
         }
         let (in_size, out_size) = (sharded_size(&in_axes, mesh), sharded_size(&out_axes, mesh));
         if in_size != out_size {
-            return Err(Violation::new(
+            return Err(Violation::of(
+                C::Collective,
                 msg::permute_sharded_size(dim, out_size, in_size),
                 out_dim.span,
             ));

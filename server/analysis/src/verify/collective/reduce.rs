@@ -8,6 +8,7 @@ use super::super::sharding::verify_sorted_axis_list;
 use super::super::unreduced::verify_transition;
 use super::super::{Ctx, Violation};
 use super::Collective;
+use crate::diag::DiagnosticCode as C;
 use crate::model::sharding::{AxisRef, DimSharding, MeshRef, TensorSharding};
 use sdy_syntax::sdy::Reduction;
 
@@ -35,7 +36,11 @@ fn equivalent_ignoring_unreduced(a: &TensorSharding, b: &TensorSharding) -> bool
 pub fn all_reduce(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
     let operand = c.operand_or_replicated();
     if !equivalent_ignoring_unreduced(&operand, &c.out) {
-        return Err(Violation::new(msg::SHARDINGS_NOT_EQUIVALENT.to_string(), c.out.span));
+        return Err(Violation::of(
+            C::Collective,
+            msg::SHARDINGS_NOT_EQUIVALENT.to_string(),
+            c.out.span,
+        ));
     }
     let Some(reduction) = axis_list(cx.model, c.id, "reduction_axes") else { return Ok(()) };
     let mut seen: Vec<&AxisRef> = Vec::new();
@@ -44,13 +49,15 @@ pub fn all_reduce(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
         let ra = Ax::from(r);
         let overlaps = |list: &[AxisRef]| list.iter().any(|a| Ax::from(a).overlaps(&ra));
         if operand.dims.iter().any(|d| overlaps(&d.axes)) || overlaps(&operand.replicated) {
-            return Err(Violation::new(
+            return Err(Violation::of(
+                C::Collective,
                 msg::reduction_axis_overlaps_operand(&ra.to_string()),
                 r.span,
             ));
         }
         if overlaps(&c.out.unreduced) {
-            return Err(Violation::new(
+            return Err(Violation::of(
+                C::Collective,
                 msg::reduction_axis_overlaps_result_unreduced(&ra.to_string()),
                 r.span,
             ));
@@ -70,16 +77,24 @@ fn same_dims(a: &[DimSharding], b: &[DimSharding]) -> bool {
 pub fn replicated_to_unreduced(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
     let Some(operand) = &c.operand else { return Ok(()) };
     if c.out.unreduced_op != Reduction::Sum {
-        return Err(Violation::new(msg::OUT_REDUCTION_MUST_BE_SUM.to_string(), c.out.span));
+        return Err(Violation::of(
+            C::Collective,
+            msg::OUT_REDUCTION_MUST_BE_SUM.to_string(),
+            c.out.span,
+        ));
     }
     if !same_dims(&operand.dims, &c.out.dims) {
-        return Err(Violation::new(msg::SAME_DIMENSION_SHARDINGS.to_string(), c.out.dims_span));
+        return Err(Violation::of(
+            C::Collective,
+            msg::SAME_DIMENSION_SHARDINGS.to_string(),
+            c.out.dims_span,
+        ));
     }
     let op = cx.model.op(c.id);
     let Some(axes) = axis_list(cx.model, c.id, "axes") else { return Ok(()) };
     if axes.is_empty() {
         let span = op.node.inherent_attr("axes").map_or(op.name_span(), |a| a.span.shift(op.start));
-        return Err(Violation::new(msg::EMPTY_R2U_AXES.to_string(), span));
+        return Err(Violation::of(C::Collective, msg::EMPTY_R2U_AXES.to_string(), span));
     }
     let mut seen: Vec<&AxisRef> = Vec::new();
     verify_sorted_axis_list(&axes, &c.mesh, &mut seen, "r2u")?;
@@ -87,17 +102,29 @@ pub fn replicated_to_unreduced(cx: &Ctx, c: &Collective) -> Result<(), Violation
         let ra = Ax::from(r);
         let overlaps = |list: &[AxisRef]| list.iter().any(|a| Ax::from(a).overlaps(&ra));
         if operand.dims.iter().any(|d| overlaps(&d.axes)) {
-            return Err(Violation::new(msg::r2u_axis_overlaps_dims(&ra.to_string()), r.span));
+            return Err(Violation::of(
+                C::Collective,
+                msg::r2u_axis_overlaps_dims(&ra.to_string()),
+                r.span,
+            ));
         }
         if overlaps(&operand.unreduced) {
-            return Err(Violation::new(msg::r2u_axis_overlaps_unreduced(&ra.to_string()), r.span));
+            return Err(Violation::of(
+                C::Collective,
+                msg::r2u_axis_overlaps_unreduced(&ra.to_string()),
+                r.span,
+            ));
         }
     }
     let mut expected = axes_of(&operand.unreduced);
     expected.extend(axes.iter().map(Ax::from));
     sort_and_merge(&mut expected, &c.mesh);
     if expected != axes_of(&c.out.unreduced) {
-        return Err(Violation::new(msg::REPLICATED_TO_UNREDUCED_AXES.to_string(), c.out.span));
+        return Err(Violation::of(
+            C::Collective,
+            msg::REPLICATED_TO_UNREDUCED_AXES.to_string(),
+            c.out.span,
+        ));
     }
     Ok(())
 }
