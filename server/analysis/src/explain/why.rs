@@ -4,14 +4,16 @@
 //! (the conflicting tensors, where to look). Locations are rendered through a callback,
 //! so a front end can make them links.
 
-use crate::model::Model;
+use super::source;
+use crate::mlir_loc::SourceLoc;
+use crate::model::{Model, OpId};
 use crate::print::sdy::{AxisRef, TensorSharding};
 use crate::propagation::driver::Phase;
 use crate::propagation::editor::reshards::{
     axes_text, compact, node_name, source_span, source_text,
 };
 use crate::propagation::editor::{ChunkPropagation, ValueResult};
-use crate::propagation::inference::{AxisOrigin, Conflict, Hop};
+use crate::propagation::inference::{AxisOrigin, Conflict, Hop, Source};
 use crate::propagation::origins::Node;
 use std::fmt::Write;
 
@@ -24,6 +26,7 @@ const MAX_HOPS: usize = 12;
 /// The propagation section of a value's hover.
 pub fn explain(
     model: &Model,
+    src: &str,
     p: &ChunkPropagation,
     v: &ValueResult,
     stale: bool,
@@ -67,7 +70,7 @@ pub fn explain(
         for (d, dim) in s.dims.iter().enumerate() {
             for a in &dim.axes {
                 match origins.iter().find(|o| o.axis == *a) {
-                    Some(o) => lines.push(origin_line(model, a, d, o, locate)),
+                    Some(o) => lines.push(origin_line(model, src, a, d, o, locate)),
                     None => lines.push(format!("- {a} (dimension {d}): origin not recorded")),
                 }
             }
@@ -82,7 +85,7 @@ pub fn explain(
     if !conflicts.is_empty() {
         let _ = writeln!(out, "\n**Conflicts**:");
         for c in &conflicts {
-            let _ = writeln!(out, "{}", conflict_line(model, c, locate));
+            let _ = writeln!(out, "{}", conflict_line(model, src, c, locate));
         }
     }
     out
@@ -106,12 +109,16 @@ fn at(locate: Locate<'_>, offset: Option<u32>) -> String {
 
 fn origin_line(
     model: &Model,
+    src: &str,
     a: &AxisRef,
     dim: usize,
     o: &AxisOrigin,
     locate: Locate<'_>,
 ) -> String {
     let mut s = format!("- {a} (dimension {dim}) ← {}", source_text(&o.source));
+    if let Some(name) = source_loc(model, src, &o.source).as_ref().and_then(source::short) {
+        let _ = write!(s, " `{name}`");
+    }
     if let Some(span) = source_span(model, &o.source) {
         let _ = write!(s, " ({})", at(locate, Some(span.start)));
     }
@@ -165,10 +172,12 @@ fn defined_at(model: &Model, op: Option<u32>, node: Node) -> Option<(String, u32
     Some((info.name.to_string(), info.span.start))
 }
 
-fn conflict_line(model: &Model, c: &Conflict, locate: Locate<'_>) -> String {
+fn conflict_line(model: &Model, src: &str, c: &Conflict, locate: Locate<'_>) -> String {
+    let from = op_loc(model, src, c.op).as_ref().and_then(source::short);
     let mut s = format!(
-        "- at `{}` ({}), as its {}: {} dropped",
+        "- at `{}`{} ({}), as its {}: {} dropped",
         c.op_name,
+        from.map_or(String::new(), |n| format!(" `{n}`")),
         at(locate, c.op),
         node_name(c.node),
         axes_text(&c.dropped)
@@ -197,6 +206,35 @@ fn conflict_line(model: &Model, c: &Conflict, locate: Locate<'_>) -> String {
     };
     let _ = write!(s, "; kept {kept}");
     s
+}
+
+/// The op starting at `start` (ops are in pre-order, so sorted by start).
+pub(crate) fn op_at(model: &Model, start: u32) -> Option<OpId> {
+    let i = model.ops.partition_point(|o| o.start < start);
+    (model.ops.get(i)?.start == start).then_some(i as OpId)
+}
+
+fn op_loc(model: &Model, src: &str, op: Option<u32>) -> Option<SourceLoc> {
+    source::op_source(model, src, op_at(model, op?)?)
+}
+
+/// The `loc(...)` of where a user-written sharding is: the function argument or
+/// result, else the op.
+pub(crate) fn source_loc(model: &Model, src: &str, s: &Source) -> Option<SourceLoc> {
+    match s {
+        Source::FuncArg { func, index } => {
+            let f = *model.funcs.get(func)?;
+            let v = *model.op(f).region_args.first()?.get(*index)?;
+            source::value_source(model, src, v)
+        }
+        Source::FuncResult { func, index } => {
+            source::func_result_source(model, src, *model.funcs.get(func)?, *index)
+        }
+        Source::Constraint { op }
+        | Source::ManualIn { op, .. }
+        | Source::ManualOut { op, .. }
+        | Source::OpSharding { op, .. } => op_loc(model, src, *op),
+    }
 }
 
 /// A one-line summary for an inlay hint's tooltip title.

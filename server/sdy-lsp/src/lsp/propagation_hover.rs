@@ -40,7 +40,7 @@ pub fn hover(cx: &HoverCtx) -> Option<HoverResult> {
         if found.len() > 1 {
             markdown.push_str(&format!("`{name}`: "));
         }
-        markdown.push_str(&why::explain(model, &run.prop, v, false, &locate));
+        markdown.push_str(&why::explain(model, &cx.chunk.src, &run.prop, v, false, &locate));
     }
     let span = base.map_or_else(|| target.range(model), |e| e.range);
     Some(HoverResult { span, markdown })
