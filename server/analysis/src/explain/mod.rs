@@ -20,6 +20,7 @@ mod tables;
 mod tests;
 mod value;
 pub mod why;
+pub mod why_not;
 
 use crate::model::sharding::{Mesh, MeshRef, TensorSharding};
 use crate::model::{Model, OpId, ValueId};

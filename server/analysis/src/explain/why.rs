@@ -5,6 +5,7 @@
 //! so a front end can make them links.
 
 use super::source;
+use super::why_not;
 use crate::mlir_loc::SourceLoc;
 use crate::model::{Model, OpId};
 use crate::print::sdy::{AxisRef, TensorSharding};
@@ -12,8 +13,8 @@ use crate::propagation::driver::Phase;
 use crate::propagation::editor::reshards::{
     axes_text, compact, node_name, source_span, source_text,
 };
-use crate::propagation::editor::{ChunkPropagation, ValueResult};
-use crate::propagation::inference::{AxisOrigin, Conflict, Hop, Source};
+use crate::propagation::editor::{ChunkPropagation, Site, ValueResult};
+use crate::propagation::inference::{AxisOrigin, Clash, Conflict, Hop, Source};
 use crate::propagation::origins::Node;
 use std::fmt::Write;
 
@@ -82,10 +83,42 @@ pub fn explain(
             }
         }
     }
+    let blocked = p.blocked(v);
+    let conflicts: Vec<&Conflict> =
+        conflicts.iter().filter(|c| !why_not::explained_by(c, &blocked)).collect();
     if !conflicts.is_empty() {
         let _ = writeln!(out, "\n**Conflicts**:");
         for c in &conflicts {
             let _ = writeln!(out, "{}", conflict_line(model, src, c, locate));
+        }
+    }
+    let place = |o: Option<u32>| at(locate, o);
+    let not: Vec<String> = why_not::why_not(model, p, v)
+        .iter()
+        .filter(|w| !matches!(w.cause, why_not::Cause::Conflict(_)))
+        .map(|w| format!("- {}", why_not::text(w, &place)))
+        .collect();
+    if !not.is_empty() {
+        let _ = writeln!(out, "\n**Why not sharded further**:");
+        for l in not {
+            let _ = writeln!(out, "{l}");
+        }
+    }
+    // The op's other conflicts: what its other tensors lost (an operand resharded for
+    // this value's sake, e.g. a weight sharded on its contracting dimension).
+    if let Site::OpResult { op, index } = v.site {
+        let me = Node { result: true, index };
+        let others: Vec<&Conflict> =
+            p.conflicts_at_op(op).into_iter().filter(|c| c.node != me).collect();
+        let clashes = p.clashes_at_op(op);
+        if !others.is_empty() || !clashes.is_empty() {
+            let _ = writeln!(out, "\n**At its op**:");
+            for c in others {
+                let _ = writeln!(out, "{}", conflict_line(model, src, c, locate));
+            }
+            for c in clashes {
+                let _ = writeln!(out, "{}", clash_line(model, op, c, locate));
+            }
         }
     }
     out
@@ -175,17 +208,20 @@ fn defined_at(model: &Model, op: Option<u32>, node: Node) -> Option<(String, u32
 fn conflict_line(model: &Model, src: &str, c: &Conflict, locate: Locate<'_>) -> String {
     let from = op_loc(model, src, c.op).as_ref().and_then(source::short);
     let mut s = format!(
-        "- at `{}`{} ({}), as its {}: {} dropped",
+        "- at `{}`{} ({}), as its {}{}: {} dropped on factor `{}`",
         c.op_name,
         from.map_or(String::new(), |n| format!(" `{n}`")),
         at(locate, c.op),
         node_name(c.node),
-        axes_text(&c.dropped)
+        c.dim.map_or(String::new(), |d| format!(" (dimension {d})")),
+        axes_text(&c.dropped),
+        c.factor
     );
     let others: Vec<String> = c
         .sources
         .iter()
-        .map(|(n, axes)| {
+        .enumerate()
+        .map(|(k, (n, axes))| {
             // Where to look: the definition of the disagreeing operand.
             let place = match defined_at(model, c.op, *n) {
                 Some((name, at_offset)) if !n.result => {
@@ -193,11 +229,13 @@ fn conflict_line(model: &Model, src: &str, c: &Conflict, locate: Locate<'_>) -> 
                 }
                 _ => String::new(),
             };
-            format!("{}{place} has `{{{}}}`", node_name(*n), axes_text(axes))
+            let on = c.source_dims.get(k).copied().flatten();
+            let on = on.map_or(String::new(), |d| format!(" on its dimension {d}"));
+            format!("{}{place} has `{{{}}}`{on}", node_name(*n), axes_text(axes))
         })
         .collect();
     if !others.is_empty() {
-        let _ = write!(s, " ({} on the same dimension of the computation)", others.join(", "));
+        let _ = write!(s, " ({})", others.join(", "));
     }
     let kept = if c.kept.is_empty() {
         "none".to_string()
@@ -235,6 +273,39 @@ pub(crate) fn source_loc(model: &Model, src: &str, s: &Source) -> Option<SourceL
         | Source::ManualOut { op, .. }
         | Source::OpSharding { op, .. } => op_loc(model, src, *op),
     }
+}
+
+/// `- "fsdp" shards factor `i` (operand 0 dimension 0, result 0 dimension 0) and factor
+/// `k` (operand 1 `%w` dimension 0) ...`
+fn clash_line(model: &Model, op: u32, c: &Clash, locate: Locate<'_>) -> String {
+    let sides: Vec<String> = c
+        .sides
+        .iter()
+        .map(|(factor, nodes)| {
+            let ts: Vec<String> = nodes
+                .iter()
+                .map(|(n, d)| {
+                    let name = match defined_at(model, Some(op), *n) {
+                        Some((name, o)) if !n.result => {
+                            format!(" `{name}` ({})", at(locate, Some(o)))
+                        }
+                        _ => String::new(),
+                    };
+                    let dim = d.map_or(String::new(), |d| format!(" dimension {d}"));
+                    format!("{}{name}{dim}", node_name(*n))
+                })
+                .collect();
+            format!("factor `{factor}` ({})", ts.join(", "))
+        })
+        .collect();
+    format!(
+        "- {} shards both {} of `{}`: one axis cannot shard two dimensions of the \
+         computation, so the explicit-reshards pass reshards one side (an all-gather of \
+         the other factor's tensors)",
+        c.axis,
+        sides.join(" and "),
+        c.op_name
+    )
 }
 
 /// A one-line summary for an inlay hint's tooltip title.

@@ -763,7 +763,8 @@ impl Propagator {
     }
 
     /// The propagation diagnostics of revision `rev` of `uri` (fresh chunks only): the
-    /// reshards conflicts leave (information) and the passes' warnings and failures.
+    /// reshards conflicts leave and the function arguments and results that end up
+    /// replicated (information), and the passes' warnings and failures.
     pub fn extra_diagnostics(&self, uri: &Url, rev: u64) -> Vec<Diagnostic> {
         {
             // The edit is analysed: a paused run may go on.
@@ -822,6 +823,18 @@ impl Propagator {
                     "reshard",
                     message,
                     (config.related_information && !related.is_empty()).then_some(related),
+                ));
+            }
+            for (span, message) in
+                sdy_analysis::explain::why_not::io_notes(&run.analysis.model, &run.src, &run.prop)
+            {
+                out.push(diagnostic(
+                    &text,
+                    span.shift(base),
+                    DiagnosticSeverity::INFORMATION,
+                    "replicated",
+                    message,
+                    None,
                 ));
             }
             for d in run.prop.diagnostics.iter().filter(|d| d.origin == Origin::Pass) {
