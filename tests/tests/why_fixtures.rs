@@ -52,7 +52,8 @@ fn why_file(text: &str) -> String {
         }
     }
     out.push_str("<!-- notes -->\n");
-    for (span, message) in why_not::io_notes(&a.model, &src, &p) {
+    let line_of = |o: u32| Some(index.line_col(o).0);
+    for (span, message) in why_not::io_notes(&a.model, &src, &p, &line_of) {
         out.push_str(&format!("- {}: {message}\n", index.line_col(span.start).0));
     }
     out

@@ -19,12 +19,7 @@ pub enum Shown {
 /// Where a diagnostic at an op whose location is `text` (`loc(...)`) is shown; `None`
 /// when the text is not a location this understands.
 pub fn shown<'a>(text: &'a str, alias: &dyn Fn(&str) -> Option<&'a str>) -> Option<Shown> {
-    let mut p = Parser { s: text, at: 0, alias, depth: 0, nesting: 0 };
-    let loc = p.loc()?;
-    p.skip_ws();
-    if p.at != text.len() {
-        return None;
-    }
+    let loc = parse(text, alias)?;
     Some(match loc.first_file() {
         Some(f) => Shown::File(f),
         None if matches!(loc, Loc::Unknown) => Shown::Unknown,
@@ -66,15 +61,18 @@ impl SourceLoc {
 /// The names and file positions of the location `text` (`loc(...)`), aliases resolved
 /// through `alias`; `None` when the text is not a location this understands.
 pub fn describe<'a>(text: &'a str, alias: &dyn Fn(&str) -> Option<&'a str>) -> Option<SourceLoc> {
-    let mut p = Parser { s: text, at: 0, alias, depth: 0, nesting: 0 };
-    let loc = p.loc()?;
-    p.skip_ws();
-    if p.at != text.len() {
-        return None;
-    }
+    let loc = parse(text, alias)?;
     let mut out = SourceLoc::default();
     loc.collect(&mut out);
     Some(out)
+}
+
+/// The whole of `text` as one location.
+fn parse<'a>(text: &'a str, alias: &dyn Fn(&str) -> Option<&'a str>) -> Option<Loc> {
+    let mut p = Parser { s: text, at: 0, alias, depth: 0, nesting: 0 };
+    let loc = p.loc()?;
+    p.skip_ws();
+    (p.at == text.len()).then_some(loc)
 }
 
 /// The definition of the location alias `name` (`#loc7`) in `src`: the text after

@@ -240,10 +240,14 @@ pub fn conflict_sides(c: &Conflict) -> String {
 
 /// The information notes on function arguments and results that end up with no axes
 /// at all although the run or a neighbour had some for them: `(span, message)`,
-/// chunk-relative like the model.
-pub fn io_notes(model: &Model, src: &str, p: &ChunkPropagation) -> Vec<(Span, String)> {
+/// chunk-relative like the model; `line_of` gives the (document) line of an offset.
+pub fn io_notes(
+    model: &Model,
+    src: &str,
+    p: &ChunkPropagation,
+    line_of: &dyn Fn(u32) -> Option<u32>,
+) -> Vec<(Span, String)> {
     let mut out = Vec::new();
-    let mut lines: Option<crate::diag::LineIndex> = None;
     for v in &p.values {
         let Some((_, result, index, func)) = io_slot(model, v.site) else { continue };
         if v.inferred.len() > 1
@@ -277,9 +281,8 @@ pub fn io_notes(model: &Model, src: &str, p: &ChunkPropagation) -> Vec<(Span, St
         };
         let name =
             loc.as_ref().and_then(source::short).map_or(String::new(), |n| format!(" (`{n}`)"));
-        let index_of = lines.get_or_insert_with(|| crate::diag::LineIndex::new(src));
-        let line = |o: Option<u32>| match o {
-            Some(o) => format!("line {}", index_of.line_col(o).0),
+        let line = |o: Option<u32>| match o.and_then(line_of) {
+            Some(l) => format!("line {l}"),
             None => "made by a pass".into(),
         };
         let mut message = format!(

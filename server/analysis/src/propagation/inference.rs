@@ -392,7 +392,8 @@ pub struct IoSharding {
 
 /// The shardings written on the functions' arguments and results of `m`.
 pub fn io_shardings(m: &Module) -> Vec<IoSharding> {
-    let g = Graph::build(m);
+    // The index the next export pass uses too (built once while the structure stays).
+    let g = Graph::shared(m);
     let mut out = Vec::new();
     for &f in g.funcs.values() {
         let Some(fi) = g.op(m, f).func() else { continue };
@@ -764,6 +765,16 @@ impl Explainer {
 /// step).
 fn clashes(s: &Step<'_>, node_of: &dyn Fn(usize) -> Node) -> Vec<Clash> {
     let n = s.rule.factor_sizes.len();
+    // Most steps have axes on one factor at most: nothing to allocate for them.
+    let sharded = (0..n)
+        .filter(|&f| {
+            (0..s.after.num_tensors())
+                .any(|t| s.after.tensor(t).factor(f).is_some_and(|x| !x.axes.is_empty()))
+        })
+        .count();
+    if sharded < 2 {
+        return Vec::new();
+    }
     let mut per: Vec<Vec<(&AxisRef, Node)>> = vec![Vec::new(); n];
     for t in 0..s.after.num_tensors() {
         for (f, fs) in s.after.tensor(t).factors.iter().enumerate().take(n) {
@@ -771,9 +782,6 @@ fn clashes(s: &Step<'_>, node_of: &dyn Fn(usize) -> Node) -> Vec<Clash> {
                 per[f].push((a, node_of(t)));
             }
         }
-    }
-    if per.iter().filter(|x| !x.is_empty()).count() < 2 {
-        return Vec::new();
     }
     let mut out: Vec<Clash> = Vec::new();
     let op_name = s.graph.nodes[s.op].name.to_string();

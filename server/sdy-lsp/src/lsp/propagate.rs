@@ -825,9 +825,14 @@ impl Propagator {
                     (config.related_information && !related.is_empty()).then_some(related),
                 ));
             }
-            for (span, message) in
-                sdy_analysis::explain::why_not::io_notes(&run.analysis.model, &run.src, &run.prop)
-            {
+            let line_of = |o: u32| Some(text.position(o + base).line + 1);
+            let notes = sdy_analysis::explain::why_not::io_notes(
+                &run.analysis.model,
+                &run.src,
+                &run.prop,
+                &line_of,
+            );
+            for (span, message) in notes {
                 out.push(diagnostic(
                     &text,
                     span.shift(base),
