@@ -281,8 +281,9 @@ fn clash_line(model: &Model, op: u32, c: &Clash, locate: Locate<'_>) -> String {
     let sides: Vec<String> = c
         .sides
         .iter()
-        .map(|(factor, nodes)| {
-            let ts: Vec<String> = nodes
+        .map(|side| {
+            let ts: Vec<String> = side
+                .tensors
                 .iter()
                 .map(|(n, d)| {
                     let name = match defined_at(model, Some(op), *n) {
@@ -295,7 +296,7 @@ fn clash_line(model: &Model, op: u32, c: &Clash, locate: Locate<'_>) -> String {
                     format!("{}{name}{dim}", node_name(*n))
                 })
                 .collect();
-            format!("factor `{factor}` ({})", ts.join(", "))
+            format!("factor `{}` ({})", side.factor, ts.join(", "))
         })
         .collect();
     format!(

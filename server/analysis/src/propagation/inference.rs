@@ -102,8 +102,16 @@ pub struct Blocked {
 pub struct Clash {
     pub op_name: String,
     pub axis: AxisRef,
-    /// Per factor (symbol): the tensors with the axis on it, and their dimension.
-    pub sides: Vec<(String, Vec<(Node, Option<usize>)>)>,
+    /// Per factor: the tensors with the axis on it.
+    pub sides: Vec<ClashSide>,
+}
+
+/// One factor of a [`Clash`]: its symbol and the tensors (with their dimension) that
+/// have the axis on it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClashSide {
+    pub factor: String,
+    pub tensors: Vec<(Node, Option<usize>)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -793,14 +801,14 @@ fn clashes(s: &Step<'_>, node_of: &dyn Fn(usize) -> Node) -> Vec<Clash> {
                 {
                     continue;
                 }
-                let side = |k: usize| -> (String, Vec<(Node, Option<usize>)>) {
+                let side = |k: usize| -> ClashSide {
                     let mut nodes: Vec<(Node, Option<usize>)> = per[k]
                         .iter()
                         .filter(|(b, _)| axis::overlaps(a, b))
                         .map(|&(_, node)| (node, dim_of(s, node, k)))
                         .collect();
                     nodes.dedup();
-                    (factor_symbol(k as i64), nodes)
+                    ClashSide { factor: factor_symbol(k as i64), tensors: nodes }
                 };
                 out.push(Clash {
                     op_name: op_name.clone(),
