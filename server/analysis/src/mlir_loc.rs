@@ -19,17 +19,70 @@ pub enum Shown {
 /// Where a diagnostic at an op whose location is `text` (`loc(...)`) is shown; `None`
 /// when the text is not a location this understands.
 pub fn shown<'a>(text: &'a str, alias: &dyn Fn(&str) -> Option<&'a str>) -> Option<Shown> {
-    let mut p = Parser { s: text, at: 0, alias, depth: 0, nesting: 0 };
-    let loc = p.loc()?;
-    p.skip_ws();
-    if p.at != text.len() {
-        return None;
-    }
+    let loc = parse(text, alias)?;
     Some(match loc.first_file() {
         Some(f) => Shown::File(f),
         None if matches!(loc, Loc::Unknown) => Shown::Unknown,
         None => Shown::Raw(format!("loc({})", loc.print())),
     })
+}
+
+/// A location as a user reads it: the names it carries (JAX's parameter paths such as
+/// `params['embed']` and op paths such as `jit(train_step)/jvp(layer_0)/dot_general`),
+/// outermost first, and its file positions, innermost first (the callee before its
+/// callers, like a traceback read from the top).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SourceLoc {
+    pub names: Vec<String>,
+    pub frames: Vec<FilePos>,
+}
+
+/// `file:line:col` (the file name as written, escapes kept; 1-based line and column).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FilePos {
+    pub file: String,
+    pub line: u64,
+    pub col: u64,
+}
+
+impl std::fmt::Display for FilePos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.col)
+    }
+}
+
+impl SourceLoc {
+    /// Whether there is nothing to show (`loc(unknown)`).
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty() && self.frames.is_empty()
+    }
+}
+
+/// The names and file positions of the location `text` (`loc(...)`), aliases resolved
+/// through `alias`; `None` when the text is not a location this understands.
+pub fn describe<'a>(text: &'a str, alias: &dyn Fn(&str) -> Option<&'a str>) -> Option<SourceLoc> {
+    let loc = parse(text, alias)?;
+    let mut out = SourceLoc::default();
+    loc.collect(&mut out);
+    Some(out)
+}
+
+/// The whole of `text` as one location.
+fn parse<'a>(text: &'a str, alias: &dyn Fn(&str) -> Option<&'a str>) -> Option<Loc> {
+    let mut p = Parser { s: text, at: 0, alias, depth: 0, nesting: 0 };
+    let loc = p.loc()?;
+    p.skip_ws();
+    (p.at == text.len()).then_some(loc)
+}
+
+/// The definition of the location alias `name` (`#loc7`) in `src`: the text after
+/// `#loc7 = ` on the line that defines it (aliases are top-level statements, one a
+/// line, usually at the end of a JAX export).
+pub fn alias_in<'a>(src: &'a str, name: &str) -> Option<&'a str> {
+    let key = format!("{name} = ");
+    let start = if src.starts_with(&key) { 0 } else { src.rfind(&format!("\n{key}"))? + 1 };
+    let rest = &src[start + key.len()..];
+    Some(rest.split('\n').next()?.trim_end())
 }
 
 enum Loc {
@@ -56,6 +109,29 @@ enum Loc {
 }
 
 impl Loc {
+    fn collect(&self, out: &mut SourceLoc) {
+        match self {
+            Loc::Unknown => {}
+            Loc::File { file, line, col, .. } => {
+                let f = FilePos { file: file.clone(), line: *line, col: *col };
+                if !out.frames.contains(&f) {
+                    out.frames.push(f);
+                }
+            }
+            Loc::Name { name, child } => {
+                if !name.is_empty() && !out.names.contains(name) {
+                    out.names.push(name.clone());
+                }
+                child.collect(out);
+            }
+            Loc::CallSite { callee, caller } => {
+                callee.collect(out);
+                caller.collect(out);
+            }
+            Loc::Fused { parts, .. } => parts.iter().for_each(|p| p.collect(out)),
+        }
+    }
+
     fn first_file(&self) -> Option<String> {
         match self {
             Loc::Unknown => None,
@@ -352,6 +428,22 @@ mod tests {
         assert_eq!(at(r#"loc(  "a"(unknown) )"#), r#"raw loc("a")"#);
         assert_eq!(at(r#"loc(fused["a","b"])"#), r#"raw loc(fused["a", "b"])"#);
         assert_eq!(at("loc(callsite(#n at #n))"), r#"raw loc(callsite("just" at "just"))"#);
+    }
+
+    #[test]
+    fn described_like_a_traceback() {
+        let src = "#loc1 = loc(\"m.py\":3:4)\n#loc12 = loc(\"m.py\":9:1)\n\
+                   #loc2 = loc(callsite(#loc1 at #loc12))\n";
+        assert_eq!(alias_in(src, "#loc1"), Some("loc(\"m.py\":3:4)"));
+        assert_eq!(alias_in(src, "#loc12"), Some("loc(\"m.py\":9:1)"));
+        assert_eq!(alias_in(src, "#loc3"), None);
+        let d = describe(r#"loc("jit(f)/dot_general"(#loc2))"#, &|n| alias_in(src, n)).unwrap();
+        assert_eq!(d.names, ["jit(f)/dot_general"]);
+        let frames: Vec<String> = d.frames.iter().map(FilePos::to_string).collect();
+        assert_eq!(frames, ["m.py:3:4", "m.py:9:1"]);
+        let d = describe(r#"loc(fused["a", "b"("f.py":1:2), "a"])"#, &|_| None).unwrap();
+        assert_eq!((d.names.len(), d.frames.len()), (2, 1));
+        assert!(describe("loc(unknown)", &|_| None).unwrap().is_empty());
     }
 
     #[test]

@@ -237,7 +237,8 @@ fn child(args: &[String]) {
             let h = hints::propagated(&a.model, &p, &p.meshes);
             // The hover on the end of the chain: its origin walks the whole chain.
             let last = p.values.iter().rev().find(|v| !v.inferred.is_empty()).expect("a value");
-            let why = sdy_analysis::explain::why::explain(&a.model, &p, last, false, &|_| None);
+            let why =
+                sdy_analysis::explain::why::explain(&a.model, &text, &p, last, false, &|_| None);
             std::hint::black_box((&h, &why));
             Some((a, p, h))
         }

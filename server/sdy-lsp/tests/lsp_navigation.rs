@@ -3,7 +3,7 @@ mod lsp_common;
 
 use expect_test::expect;
 use lsp_common::{capabilities, fixture, pos16, pos8, range, render_hover, TestServer};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// (needle, occurrence, bytes into it) for each probe.
 const PROBES: &[(&str, usize, usize)] = &[
@@ -269,4 +269,35 @@ async fn plain_text_hover_without_markdown() {
         1 use.
     "#]]
     .assert_eq(&render_hover(&h));
+}
+
+/// From an op or value whose `loc(...)` names a file position (a JAX export), to that
+/// line of that file when it exists (relative to the document's directory); nothing
+/// when it does not.
+#[tokio::test]
+async fn definition_into_the_python_source() {
+    let dir = std::env::temp_dir().join(format!("sdy-nav-loc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("model.py"), "import jax\n\ndef f(x):\n    return -x\n").unwrap();
+    let uri = format!("file://{}/a.mlir", dir.display());
+    let text = "func.func @main(%arg0: tensor<8xf32> loc(\"x\")) -> tensor<8xf32> {\n  \
+                %0 = stablehlo.negate %arg0 : tensor<8xf32> loc(#loc2)\n  \
+                %1 = stablehlo.abs %0 : tensor<8xf32> loc(\"gone.py\":3:1)\n  \
+                return %1 : tensor<8xf32>\n}\n\
+                #loc1 = loc(\"model.py\":4:12)\n\
+                #loc2 = loc(\"jit(f)/neg\"(#loc1))\n";
+    let mut s = TestServer::start().await;
+    s.open(&uri, 1, text).await;
+    s.diagnostics_for(&uri, 1).await;
+    let at = |line: u32, character: u32| json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}});
+    let neg = s.request("textDocument/definition", at(1, 20)).await.unwrap();
+    assert!(neg["uri"].as_str().unwrap().ends_with("/model.py"), "{neg}");
+    assert_eq!(range(&neg["range"]), "3:11-3:11");
+    // The op's result at its definition leads there too.
+    let v = s.request("textDocument/definition", at(1, 3)).await.unwrap();
+    assert!(v["uri"].as_str().unwrap().ends_with("/model.py"), "{v}");
+    // A file that does not exist: no jump.
+    let gone = s.request("textDocument/definition", at(2, 20)).await.unwrap();
+    assert!(gone.is_null(), "{gone}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -10,7 +10,7 @@
 //! replicated group is sorted.
 
 use super::devices::{self, axis_range};
-use crate::model::sharding::{Mesh, TensorSharding};
+use crate::model::sharding::{AxisRef, Mesh, TensorSharding};
 
 /// Explicit device orders longer than this are not spelled out.
 const MAX_LISTED_DEVICES: i64 = 256;
@@ -109,14 +109,14 @@ pub fn hlo_sharding(mesh: &Mesh, s: &TensorSharding) -> Result<String, String> {
 
 /// A full axis or sub-axis `[lo, hi)` of the mesh axis `name`.
 #[derive(Debug)]
-struct AxisPart {
-    name: String,
-    lo: i64,
-    hi: i64,
+pub(crate) struct AxisPart {
+    pub name: String,
+    pub lo: i64,
+    pub hi: i64,
 }
 
 impl AxisPart {
-    fn size(&self) -> i64 {
+    pub fn size(&self) -> i64 {
         self.hi / self.lo
     }
 }
@@ -124,11 +124,18 @@ impl AxisPart {
 /// The mesh axes in mesh order, each split at the bounds of the sub-axes the
 /// dimensions and unreduced axes use (Shardy's `getOrderedAxisRefs`).
 fn ordered_axis_refs(mesh: &Mesh, s: &TensorSharding) -> Vec<AxisPart> {
+    split_axes(mesh, || s.dims.iter().flat_map(|d| &d.axes).chain(&s.unreduced))
+}
+
+/// The mesh axes in mesh order, each split at the bounds of the sub-axes in `used`.
+pub(crate) fn split_axes<'a, I: Iterator<Item = &'a AxisRef>>(
+    mesh: &Mesh,
+    used: impl Fn() -> I,
+) -> Vec<AxisPart> {
     let mut out = Vec::new();
     for axis in &mesh.axes {
         let mut bounds = vec![1, axis.size];
-        let used = s.dims.iter().flat_map(|d| &d.axes).chain(&s.unreduced);
-        for a in used.filter(|a| a.name == axis.name && a.sub.is_some()) {
+        for a in used().filter(|a| a.name == axis.name && a.sub.is_some()) {
             let (lo, hi) = axis_range(a, axis.size);
             bounds.push(lo);
             bounds.push(hi);

@@ -1,6 +1,7 @@
 //! The JAX `PartitionSpec` equivalent of a sharding, with what it cannot express.
 
-use crate::model::sharding::{AxisRef, TensorSharding};
+use super::gspmd::{split_axes, AxisPart};
+use crate::model::sharding::{AxisRef, Mesh, TensorSharding};
 use sdy_syntax::sdy::Reduction;
 
 /// A `PartitionSpec` and the parts of the sharding it leaves out.
@@ -83,4 +84,70 @@ fn py_str(name: &str) -> String {
     }
     out.push('\'');
     out
+}
+
+/// A JAX mesh with each axis the sharding uses sub-axes of split into separate axes
+/// (major to minor), and the `PartitionSpec` of the sharding on it: the same devices
+/// hold the same shards, since `mesh.devices.reshape(...)` splits an axis of size `n`
+/// into `m × k × n/(m·k)` exactly as `"x":(m)k` views it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SplitSpec {
+    /// `Mesh(mesh.devices.reshape(2, 2, 2, 2), ('x_0', 'x_1', 'x_2', 'y'))`
+    pub mesh: String,
+    pub spec: PartitionSpec,
+}
+
+/// The split-mesh equivalent of a sharding with sub-axes (`None` without sub-axes, or
+/// when the sub-axes do not split their axes consistently).
+pub fn split_partition_spec(mesh: &Mesh, s: &TensorSharding) -> Option<SplitSpec> {
+    if !s.all_axes().any(|a| a.sub.is_some()) {
+        return None;
+    }
+    let parts = split_axes(mesh, || s.all_axes());
+    let taken = |n: &str, names: &[String]| {
+        mesh.axes.iter().any(|a| a.name == n) || names.iter().any(|x| x == n)
+    };
+    // A name per part: the axis name for an unsplit axis, else `x_0`, `x_1`, ...
+    let mut names: Vec<String> = Vec::with_capacity(parts.len());
+    for (i, p) in parts.iter().enumerate() {
+        let split = parts.iter().filter(|q| q.name == p.name).count() > 1;
+        if !split {
+            names.push(p.name.clone());
+            continue;
+        }
+        let k = parts[..i].iter().filter(|q| q.name == p.name).count();
+        let mut name = format!("{}_{k}", p.name);
+        while taken(&name, &names) {
+            name.push('_');
+        }
+        names.push(name);
+    }
+    let rename = |a: &AxisRef| -> Option<Vec<AxisRef>> {
+        let full = mesh.axis(&a.name)?.size;
+        let (lo, hi) = super::devices::axis_range(a, full);
+        let covered: Vec<AxisRef> = parts
+            .iter()
+            .zip(&names)
+            .filter(|(p, _)| p.name == a.name && lo <= p.lo && p.hi <= hi)
+            .map(|(_, n)| AxisRef { name: n.clone(), sub: None, span: a.span })
+            .collect();
+        (!covered.is_empty()).then_some(covered)
+    };
+    let mut split = s.clone();
+    for d in &mut split.dims {
+        d.axes = d.axes.iter().map(rename).collect::<Option<Vec<_>>>()?.concat();
+    }
+    split.replicated = s.replicated.iter().map(rename).collect::<Option<Vec<_>>>()?.concat();
+    split.unreduced = s.unreduced.iter().map(rename).collect::<Option<Vec<_>>>()?.concat();
+    let sizes: Vec<String> = parts.iter().map(|p| AxisPart::size(p).to_string()).collect();
+    let quoted: Vec<String> = names.iter().map(|n| py_str(n)).collect();
+    let tuple = match quoted.as_slice() {
+        [one] => format!("({one},)"),
+        many => format!("({})", many.join(", ")),
+    };
+    let spec = partition_spec(&split).ok()?;
+    Some(SplitSpec {
+        mesh: format!("Mesh(mesh.devices.reshape({}), {tuple})", sizes.join(", ")),
+        spec,
+    })
 }

@@ -7,17 +7,20 @@ mod axis;
 pub mod devices;
 pub mod gspmd;
 pub mod jax;
+pub mod layout;
 pub mod locate;
 mod mesh;
 pub mod plain;
 mod rule;
 pub mod sharding;
 pub mod site;
+pub mod source;
 mod tables;
 #[cfg(test)]
 mod tests;
 mod value;
 pub mod why;
+pub mod why_not;
 
 use crate::model::sharding::{Mesh, MeshRef, TensorSharding};
 use crate::model::{Model, OpId, ValueId};
@@ -116,7 +119,7 @@ pub fn explain_target(
             Subject::Axis { axis: format!("\"{}\"", mesh.axes[*index].name), mesh: name.clone() },
         ),
         Target::Value { value, .. } => {
-            (value::explain_value(model, *value), Subject::Value(*value))
+            (value::explain_value(model, src, *value), Subject::Value(*value))
         }
         Target::OpName { op } => (value::explain_op(model, src, *op), Subject::Op(*op)),
         Target::PerValue { op, entries, .. } => {

@@ -7,7 +7,9 @@ use super::locate::Site;
 use super::site::{manual_axes, site_type};
 use super::tables::{device_table, dim_table};
 use super::ShardingFacts;
-use super::{code_list, gspmd, jax, shard_range, type_string, with_dims, MeshOf, NamedMesh};
+use super::{
+    code_list, gspmd, jax, layout, shard_range, type_string, with_dims, MeshOf, NamedMesh,
+};
 use crate::model::sharding::{AxisRef, Mesh, TensorSharding};
 use crate::model::{Model, OpId};
 use sdy_syntax::sdy::Reduction;
@@ -151,8 +153,12 @@ pub fn explain(
     if let Some(ty) = ty {
         manual_note(model, op, site, mesh, s, ty, &mut out);
     }
-    conversions(f, s, &mut out);
+    conversions(f, mesh, s, &mut out);
     if tables {
+        let sharded = s.dims.iter().any(|d| !d.axes.is_empty());
+        if let Some(g) = layout::grid(mesh, s, shape).filter(|_| sharded) {
+            layout::render(&g, &mut out);
+        }
         device_table(mesh, s, shape, &mut out);
     }
     out
@@ -376,20 +382,35 @@ fn manual_note(
     }
 }
 
-fn conversions(f: &ShardingFacts, s: &TensorSharding, out: &mut String) {
+fn conversions(f: &ShardingFacts, mesh: &Mesh, s: &TensorSharding, out: &mut String) {
     out.push('\n');
-    match (&f.partition_spec, jax::partition_spec(s)) {
+    let no_spec = match (&f.partition_spec, jax::partition_spec(s)) {
         (Ok(p), Ok(spec)) => {
             let _ = writeln!(out, "JAX: `{p}`");
             for c in spec.caveats {
                 let _ = writeln!(out, "- {c}");
             }
+            None
         }
-        (Err(why), _) => {
-            let _ = writeln!(out, "JAX: no `PartitionSpec`: {why}.");
-        }
-        (_, Err(why)) => {
-            let _ = writeln!(out, "JAX: no `PartitionSpec`: {why}.");
+        (Err(why), _) => Some(why.clone()),
+        (_, Err(why)) => Some(why),
+    };
+    if let Some(why) = no_spec {
+        match jax::split_partition_spec(mesh, s) {
+            Some(split) => {
+                let _ = writeln!(
+                    out,
+                    "JAX: on a mesh with the sub-axes split into axes of their own, \
+                     `{}`: `{}` (the same devices hold the same shards).",
+                    split.mesh, split.spec.text
+                );
+                for c in split.spec.caveats {
+                    let _ = writeln!(out, "- {c}");
+                }
+            }
+            None => {
+                let _ = writeln!(out, "JAX: no `PartitionSpec`: {why}.");
+            }
         }
     }
     out.push('\n');

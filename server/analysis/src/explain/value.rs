@@ -101,7 +101,7 @@ fn one(model: &Model, op: OpId, attr: &NamedAttr, index: Option<u32>) -> Option<
 }
 
 /// A value: type, definition, sharding, uses.
-pub fn explain_value(model: &Model, v: ValueId) -> String {
+pub fn explain_value(model: &Model, src: &str, v: ValueId) -> String {
     let info = model.value(v);
     let mut out = String::new();
     let _ = write!(out, "**`{}`**", info.name);
@@ -109,6 +109,9 @@ pub fn explain_value(model: &Model, v: ValueId) -> String {
         let _ = write!(out, " : `{}`", type_string(t));
     }
     let _ = writeln!(out, " — {}\n", definition(model, v));
+    if let Some(l) = super::source::value_source(model, src, v) {
+        let _ = writeln!(out, "Source: {}\n", super::source::render(&l));
+    }
     if matches!(info.ty.as_ref().map(|t| &*t.kind), Some(TypeKind::Token)) {
         let _ = writeln!(out, "A token: it orders side effects and holds no data.\n");
     }
@@ -232,6 +235,9 @@ pub fn explain_op(model: &Model, src: &str, op: OpId) -> String {
     );
     if let Some(s) = sdy_op_summary(name) {
         let _ = writeln!(out, "{s}.\n");
+    }
+    if let Some(l) = super::source::op_source(model, src, op) {
+        let _ = writeln!(out, "Source: {}\n", super::source::render(&l));
     }
     for (i, &v) in info.results.iter().enumerate() {
         if let Some((s, _, _)) = value_sharding(model, v) {

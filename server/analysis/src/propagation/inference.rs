@@ -20,7 +20,7 @@ use super::trace::{Step, Tracer};
 use super::{constraints, edges, run_strategy_traced, Level, Options, StrategyOption};
 use crate::model::Model;
 use crate::print::ir::{Module, ValueId};
-use crate::print::sdy::{AxisRef, TensorSharding};
+use crate::print::sdy::{factor_symbol, AxisRef, TensorSharding};
 use rustc_hash::FxHashMap as HashMap;
 use sdy_syntax::tree::Chunk;
 use smallvec::SmallVec;
@@ -69,6 +69,59 @@ pub struct Conflict {
     /// The tensors that disagree: (position, their axes on the factor).
     pub sources: Vec<(Node, Vec<AxisRef>)>,
     pub phase: Phase,
+    /// The factor of the op's sharding rule they disagree on (`i`, `j`, ...), and the
+    /// dimension of this value and of each source it stands for (`None`: the tensor
+    /// does not have the factor in one dimension, e.g. it is reshaped).
+    pub factor: String,
+    pub dim: Option<usize>,
+    pub source_dims: Vec<Option<usize>>,
+}
+
+/// Why a tensor did not take axes another tensor of the op had on a factor, when it
+/// is not a conflict: the tensor's own sharding, or the op, keeps them away.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Blocked {
+    pub op: Option<u32>,
+    pub op_name: String,
+    /// The value's position among the op's operands/results, and its dimension.
+    pub node: Node,
+    pub dim: Option<usize>,
+    pub factor: String,
+    /// The axes it did not take, and the tensor that had them.
+    pub axes: Vec<AxisRef>,
+    pub from: Node,
+    pub cause: BlockCause,
+    pub phase: Phase,
+}
+
+/// One mesh axis on two factors of an op's tensors (after its latest step): no
+/// tensor can keep both, so the explicit-reshards pass reshards one side (FSDP: a
+/// weight sharded on its contracting dimension, the activation on its batch dimension
+/// over the same axis: the weight is all-gathered).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Clash {
+    pub op_name: String,
+    pub axis: AxisRef,
+    /// Per factor: the tensors with the axis on it.
+    pub sides: Vec<ClashSide>,
+}
+
+/// One factor of a [`Clash`]: its symbol and the tensors (with their dimension) that
+/// have the axis on it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClashSide {
+    pub factor: String,
+    pub tensors: Vec<(Node, Option<usize>)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockCause {
+    /// The dimension is closed (`{}` or `{"x"}` without `?`): no axis may be added.
+    Closed,
+    /// The axis is in the tensor's `replicated={...}`.
+    Replicated,
+    /// An `sdy.propagation_barrier` lets nothing through in this direction.
+    Barrier,
 }
 
 /// Where a value is.
@@ -136,6 +189,9 @@ impl Default for InferOptions {
 pub struct Explainer {
     origins: HashMap<ValueId, Vec<AxisOrigin>>,
     conflicts: HashMap<ValueId, Vec<Conflict>>,
+    blocked: HashMap<ValueId, Vec<Blocked>>,
+    /// Per op (by start): the clashes after its latest step.
+    clashes: HashMap<u32, Vec<Clash>>,
 }
 
 fn add_origin(map: &mut HashMap<ValueId, Vec<AxisOrigin>>, v: ValueId, o: AxisOrigin) {
@@ -299,6 +355,24 @@ impl Explainer {
     pub fn conflicts_at(&self, key: ValueId) -> &[Conflict] {
         self.conflicts.get(&key).map_or(&[], Vec::as_slice)
     }
+
+    /// The blocked axes recorded under `key` exactly.
+    pub fn blocked_at(&self, key: ValueId) -> &[Blocked] {
+        self.blocked.get(&key).map_or(&[], Vec::as_slice)
+    }
+
+    /// The clashes of the op starting at `op` after its latest step.
+    pub fn clashes_at_op(&self, op: u32) -> &[Clash] {
+        self.clashes.get(&op).map_or(&[], Vec::as_slice)
+    }
+
+    /// Every conflict recorded at the op starting at `op`, on any of its tensors.
+    pub fn conflicts_at_op(&self, op: u32) -> Vec<&Conflict> {
+        let mut out: Vec<&Conflict> =
+            self.conflicts.values().flatten().filter(|c| c.op == Some(op)).collect();
+        out.sort_by_key(|c| (c.node, c.factor.clone()));
+        out
+    }
 }
 
 /// What the editor keeps of an explained propagation run: the explainer (keyed by the
@@ -309,6 +383,37 @@ impl Explainer {
 pub struct Explained {
     pub explainer: Explainer,
     pub edges: HashMap<ValueId, ValueId>,
+    /// The shardings of the functions' arguments and results before the pipeline's
+    /// last export passes (`sdy-update-non-divisible-input-output-shardings`,
+    /// `sdy-remove-sub-axes-in-input-output-shardings`), which may drop axes from them.
+    pub io_before_export: Vec<IoSharding>,
+}
+
+/// A function argument's or result's sharding at one point of a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IoSharding {
+    pub func: String,
+    pub result: bool,
+    pub index: usize,
+    pub sharding: TensorSharding,
+}
+
+/// The shardings written on the functions' arguments and results of `m`.
+pub fn io_shardings(m: &Module) -> Vec<IoSharding> {
+    // The index the next export pass uses too (built once while the structure stays).
+    let g = Graph::shared(m);
+    let mut out = Vec::new();
+    for &f in g.funcs.values() {
+        let Some(fi) = g.op(m, f).func() else { continue };
+        let slots = fi.args.iter().map(|s| (false, s)).enumerate();
+        let results = fi.results.iter().map(|s| (true, s)).enumerate();
+        for (index, (result, slot)) in slots.chain(results) {
+            if let Some(sharding) = sharding_of(slot.attr("sdy.sharding")) {
+                out.push(IoSharding { func: fi.sym.clone(), result, index, sharding });
+            }
+        }
+    }
+    out
 }
 
 impl Explained {
@@ -333,6 +438,15 @@ impl Explained {
         }
         out
     }
+
+    /// The axes `v`'s own sharding or an op kept away from it (or its data-flow edge).
+    pub fn blocked(&self, v: ValueId) -> Vec<Blocked> {
+        let mut out: Vec<Blocked> = Vec::new();
+        for k in [Some(v), self.edges.get(&v).copied()].into_iter().flatten() {
+            out.extend(self.explainer.blocked_at(k).iter().cloned());
+        }
+        out
+    }
 }
 
 /// Runs one strategy pass with the explainer, seeded with the module's shardings as
@@ -351,7 +465,7 @@ pub fn explain_strategy(
         .and_then(|t| t.as_any().downcast::<Explainer>().ok())
         .map(|b| *b)
         .unwrap_or_default();
-    (out, Explained { explainer, edges: edge_map(m) })
+    (out, Explained { explainer, edges: edge_map(m), io_before_export: Vec::new() })
 }
 
 /// The data-flow edges of `m`: edge input -> edge result.
@@ -419,6 +533,14 @@ impl Tracer for Explainer {
                 Node { result: true, index: t - n_ops }
             }
         };
+        if let Some(start) = op.origin {
+            let clashes = clashes(s, &node_of);
+            if clashes.is_empty() {
+                self.clashes.remove(&start);
+            } else {
+                self.clashes.insert(start, clashes);
+            }
+        }
         for f in 0..s.rule.factor_sizes.len() {
             let had: SmallVec<[(usize, &[AxisRef]); 8]> = (0..s.before.num_tensors())
                 .filter_map(|t| s.before.tensor(t).factor(f).map(|x| (t, x.axes.as_slice())))
@@ -445,6 +567,7 @@ impl Tracer for Explainer {
             }
             if conflicting.is_empty() {
                 self.factor_conflicts(s, f, &node_of, &value_of);
+                self.blocked_axes(s, f, &had, &node_of, &value_of);
                 continue;
             }
             let sources: Vec<(Node, Vec<AxisRef>)> = had
@@ -474,8 +597,11 @@ impl Tracer for Explainer {
                     node,
                     dropped,
                     kept: fs.axes.clone(),
+                    source_dims: sources.iter().map(|(n, _)| dim_of(s, *n, f)).collect(),
                     sources: sources.clone(),
                     phase: s.phase,
+                    factor: factor_symbol(f as i64),
+                    dim: dim_of(s, node, f),
                 };
                 let list = self.conflicts.entry(key).or_default();
                 if !list.iter().any(|x| {
@@ -564,8 +690,11 @@ impl Explainer {
                 node,
                 dropped,
                 kept: fs.axes.clone(),
+                source_dims: sources.iter().map(|(n, _)| dim_of(s, *n, f)).collect(),
                 sources,
                 phase: s.phase,
+                factor: factor_symbol(f as i64),
+                dim: dim_of(s, node, f),
             };
             let list = self.conflicts.entry(key).or_default();
             if !list.iter().any(|x| {
@@ -576,12 +705,126 @@ impl Explainer {
         }
     }
 
+    /// Tensors of factor `f` left without axes another tensor had on it (`had`: the
+    /// tensors with axes before the step), because their dimension is closed, the axes
+    /// are explicitly replicated in them, or the op is a propagation barrier.
+    fn blocked_axes(
+        &mut self,
+        s: &Step<'_>,
+        f: usize,
+        had: &[(usize, &[AxisRef])],
+        node_of: &dyn Fn(usize) -> Node,
+        value_of: &dyn Fn(Node) -> Option<ValueId>,
+    ) {
+        let g = s.graph;
+        let op = &g.nodes[s.op];
+        let barrier = op.name == "sdy.propagation_barrier";
+        let Some(&(from_t, axes)) = had.iter().max_by_key(|(_, a)| a.len()) else { return };
+        for t in 0..s.after.num_tensors() {
+            let tf = s.after.tensor(t);
+            let Some(fs) = tf.factor(f) else { continue };
+            if t == from_t || !fs.axes.is_empty() {
+                continue;
+            }
+            let replicated: Vec<AxisRef> = axes
+                .iter()
+                .filter(|a| tf.replicated.iter().any(|r| axis::overlaps(r, a)))
+                .cloned()
+                .collect();
+            let (cause, blocked) = if barrier {
+                (BlockCause::Barrier, axes.to_vec())
+            } else if !replicated.is_empty() {
+                (BlockCause::Replicated, replicated)
+            } else if fs.closed {
+                (BlockCause::Closed, axes.to_vec())
+            } else {
+                continue;
+            };
+            let node = node_of(t);
+            let Some(v) = value_of(node) else { continue };
+            let key = g.shardable_value(v).unwrap_or(v);
+            let b = Blocked {
+                op: op.origin,
+                op_name: op.name.to_string(),
+                node,
+                dim: dim_of(s, node, f),
+                factor: factor_symbol(f as i64),
+                axes: blocked,
+                from: node_of(from_t),
+                cause,
+                phase: s.phase,
+            };
+            let list = self.blocked.entry(key).or_default();
+            if !list.iter().any(|x| x.op == b.op && x.node == b.node && x.axes == b.axes) {
+                list.push(b);
+            }
+        }
+    }
+
     fn group_sync_impl(&mut self, g: &Graph, from: ValueId, to: ValueId) {
         let key = g.shardable_value(to).unwrap_or(to);
         for o in self.origins_of(g, from) {
             add_origin(&mut self.origins, key, o);
         }
     }
+}
+
+/// The axes two factors of the step's op both have (in any of its tensors, after the
+/// step).
+fn clashes(s: &Step<'_>, node_of: &dyn Fn(usize) -> Node) -> Vec<Clash> {
+    let n = s.rule.factor_sizes.len();
+    // Most steps have axes on one factor at most: nothing to allocate for them.
+    let sharded = (0..n)
+        .filter(|&f| {
+            (0..s.after.num_tensors())
+                .any(|t| s.after.tensor(t).factor(f).is_some_and(|x| !x.axes.is_empty()))
+        })
+        .count();
+    if sharded < 2 {
+        return Vec::new();
+    }
+    let mut per: Vec<Vec<(&AxisRef, Node)>> = vec![Vec::new(); n];
+    for t in 0..s.after.num_tensors() {
+        for (f, fs) in s.after.tensor(t).factors.iter().enumerate().take(n) {
+            for a in fs.iter().flat_map(|x| &x.axes) {
+                per[f].push((a, node_of(t)));
+            }
+        }
+    }
+    let mut out: Vec<Clash> = Vec::new();
+    let op_name = s.graph.nodes[s.op].name.to_string();
+    for f in 0..n {
+        for h in f + 1..n {
+            for &(a, _) in &per[f] {
+                if out.iter().any(|c| c.axis == *a)
+                    || !per[h].iter().any(|(b, _)| axis::overlaps(a, b))
+                {
+                    continue;
+                }
+                let side = |k: usize| -> ClashSide {
+                    let mut nodes: Vec<(Node, Option<usize>)> = per[k]
+                        .iter()
+                        .filter(|(b, _)| axis::overlaps(a, b))
+                        .map(|&(_, node)| (node, dim_of(s, node, k)))
+                        .collect();
+                    nodes.dedup();
+                    ClashSide { factor: factor_symbol(k as i64), tensors: nodes }
+                };
+                out.push(Clash {
+                    op_name: op_name.clone(),
+                    axis: a.clone(),
+                    sides: vec![side(f), side(h)],
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The dimension of the tensor at `n` that factor `f` of the step's rule stands for.
+fn dim_of(s: &Step<'_>, n: Node, f: usize) -> Option<usize> {
+    let mapping = if n.result { s.rule.results.get(n.index) } else { s.rule.operands.get(n.index) };
+    mapping?.iter().position(|factors| factors.contains(&f))
 }
 
 /// Runs propagation on a chunk the way `-sdy-add-data-flow-edges

@@ -2,13 +2,17 @@
 //! manual or named computation, to the operand it stands for); `@mesh` and function
 //! symbols to their definition; axis names (in shardings, axis lists and meshes) to
 //! their entry in the mesh; names inside sdy strings of round-trip exports through
-//! strings.rs. Within one chunk (a `// -----` chunk is its own module).
+//! strings.rs. Within one chunk (a `// -----` chunk is its own module). From an op
+//! name, its `loc(...)`, or a value where it is defined, to the Python line its
+//! location names (`sdy_analysis::explain::source`), when that file exists.
 
 use super::analysis::Analyzed;
+use super::analysis::ChunkResult;
 use super::capabilities::ClientConfig;
 use super::references::ctx;
+use sdy_analysis::explain::source;
 use sdy_analysis::ide::references as refs;
-use tower_lsp::lsp_types::{GotoDefinitionResponse, Location, Position, Url};
+use tower_lsp::lsp_types::{GotoDefinitionResponse, Location, Position, Range, Url};
 
 pub fn definition(
     analyzed: &Analyzed,
@@ -23,6 +27,9 @@ pub fn definition(
         let range = text.range(s.shift(base));
         return Some(GotoDefinitionResponse::Scalar(Location { uri: uri.clone(), range }));
     }
+    if let Some(l) = source_location(uri, chunk, offset - base) {
+        return Some(GotoDefinitionResponse::Scalar(l));
+    }
     let spans = refs::definition(&ctx(chunk), offset - base);
     let mut locations: Vec<Location> = spans
         .into_iter()
@@ -33,4 +40,25 @@ pub fn definition(
         1 => locations.pop().map(GotoDefinitionResponse::Scalar),
         _ => Some(GotoDefinitionResponse::Array(locations)),
     }
+}
+
+/// The file position of the location at `offset` (chunk-relative), when the file
+/// exists: as written, or relative to the document's directory.
+fn source_location(uri: &Url, chunk: &ChunkResult, offset: u32) -> Option<Location> {
+    let pos = source::definition_at(&chunk.analysis.model, &chunk.src, offset)?;
+    let written = std::path::PathBuf::from(&pos.file);
+    let path = if written.is_absolute() {
+        written
+    } else {
+        uri.to_file_path().ok()?.parent()?.join(written)
+    };
+    if !path.is_file() {
+        return None;
+    }
+    let target = Url::from_file_path(&path).ok()?;
+    let at = Position {
+        line: u32::try_from(pos.line.saturating_sub(1)).ok()?,
+        character: u32::try_from(pos.col.saturating_sub(1)).ok()?,
+    };
+    Some(Location { uri: target, range: Range { start: at, end: at } })
 }

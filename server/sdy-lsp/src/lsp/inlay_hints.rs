@@ -187,7 +187,7 @@ pub fn explanation(
     let text = a.text(config.encoding);
     let base = c.span.start;
     let locate = |o: u32| line_link(&text, uri, base + map.map(o)?);
-    Some(why::explain(&run.analysis.model, &run.prop, v, !fresh, &locate))
+    Some(why::explain(&run.analysis.model, &run.src, &run.prop, v, !fresh, &locate))
 }
 
 /// `(line, uri#Lline)` of an absolute offset.

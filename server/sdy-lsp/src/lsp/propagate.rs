@@ -763,7 +763,8 @@ impl Propagator {
     }
 
     /// The propagation diagnostics of revision `rev` of `uri` (fresh chunks only): the
-    /// reshards conflicts leave (information) and the passes' warnings and failures.
+    /// reshards conflicts leave and the function arguments and results that end up
+    /// replicated (information), and the passes' warnings and failures.
     pub fn extra_diagnostics(&self, uri: &Url, rev: u64) -> Vec<Diagnostic> {
         {
             // The edit is analysed: a paused run may go on.
@@ -822,6 +823,23 @@ impl Propagator {
                     "reshard",
                     message,
                     (config.related_information && !related.is_empty()).then_some(related),
+                ));
+            }
+            let line_of = |o: u32| Some(text.position(o + base).line + 1);
+            let notes = sdy_analysis::explain::why_not::io_notes(
+                &run.analysis.model,
+                &run.src,
+                &run.prop,
+                &line_of,
+            );
+            for (span, message) in notes {
+                out.push(diagnostic(
+                    &text,
+                    span.shift(base),
+                    DiagnosticSeverity::INFORMATION,
+                    "replicated",
+                    message,
+                    None,
                 ));
             }
             for d in run.prop.diagnostics.iter().filter(|d| d.origin == Origin::Pass) {

@@ -12,8 +12,8 @@ use super::inlay_hints::line_link;
 use super::position::PositionEncoding;
 use super::propagate;
 use sdy_analysis::explain::{self, locate::Site as AttrSite, locate::Target, why};
-use sdy_analysis::model::{Model, OpId, ValueDef, ValueId};
-use sdy_analysis::propagation::editor::Site;
+use sdy_analysis::model::{Model, OpId, ValueId};
+use sdy_analysis::propagation::editor::{sites, Site};
 
 pub fn hover(cx: &HoverCtx) -> Option<HoverResult> {
     let (run, prop) = propagate::lookup(cx.chunk)?;
@@ -40,7 +40,7 @@ pub fn hover(cx: &HoverCtx) -> Option<HoverResult> {
         if found.len() > 1 {
             markdown.push_str(&format!("`{name}`: "));
         }
-        markdown.push_str(&why::explain(model, &run.prop, v, false, &locate));
+        markdown.push_str(&why::explain(model, &cx.chunk.src, &run.prop, v, false, &locate));
     }
     let span = base.map_or_else(|| target.range(model), |e| e.range);
     Some(HoverResult { span, markdown })
@@ -94,18 +94,7 @@ fn sites_of(model: &Model, target: &Target) -> Vec<(Site, String)> {
 }
 
 fn value_site(model: &Model, v: ValueId) -> Option<(Site, String)> {
-    let site = match model.value(v).def {
-        ValueDef::Result { op, index } => {
-            Site::OpResult { op: model.op(op).start, index: index as usize }
-        }
-        ValueDef::BlockArg { op, region: 0, block: 0, index }
-            if model.op(op).name() == "func.func" =>
-        {
-            Site::Arg { func: model.op(op).start, index: index as usize }
-        }
-        _ => return None,
-    };
-    Some((site, name(model, v)))
+    Some((sites::of_value(model, v)?, name(model, v)))
 }
 
 fn name(model: &Model, v: ValueId) -> String {

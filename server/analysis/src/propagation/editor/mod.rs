@@ -22,7 +22,7 @@ pub mod sites;
 pub use super::control::{Control, Flow, RunToEnd, Stopped};
 use super::driver::Warning;
 use super::graph::Graph;
-use super::inference::{explain_strategy, AxisOrigin, Conflict, Explained};
+use super::inference::{explain_strategy, AxisOrigin, Blocked, Clash, Conflict, Explained};
 use super::{Level, Options};
 use crate::diag::{Diagnostic, DiagnosticCode, Note, Origin, Severity};
 use crate::model::Model;
@@ -171,6 +171,36 @@ impl ChunkPropagation {
     /// The conflicts that kept axes away from `v`.
     pub fn conflicts(&self, v: &ValueResult) -> Vec<Conflict> {
         v.printed.map_or_else(Vec::new, |p| self.explained.conflicts(p))
+    }
+
+    /// The axes `v`'s own sharding or an op (a barrier) kept away from it.
+    pub fn blocked(&self, v: &ValueResult) -> Vec<Blocked> {
+        v.printed.map_or_else(Vec::new, |p| self.explained.blocked(p))
+    }
+
+    /// The axes two factors of the op starting at `op` both have.
+    pub fn clashes_at_op(&self, op: u32) -> &[Clash] {
+        self.explained.explainer.clashes_at_op(op)
+    }
+
+    /// Every conflict recorded at the op starting at `op` (chunk-relative).
+    pub fn conflicts_at_op(&self, op: u32) -> Vec<&Conflict> {
+        self.explained.explainer.conflicts_at_op(op)
+    }
+
+    /// The sharding of argument (`result == false`) or result `index` of `func` before
+    /// the pipeline's last export passes (pipeline runs only).
+    pub fn io_before_export(
+        &self,
+        func: &str,
+        result: bool,
+        index: usize,
+    ) -> Option<&TensorSharding> {
+        self.explained
+            .io_before_export
+            .iter()
+            .find(|x| x.func == func && x.result == result && x.index == index)
+            .map(|x| &x.sharding)
     }
 
     fn failure(strategy: Strategy, diagnostics: Vec<Diagnostic>) -> ChunkPropagation {

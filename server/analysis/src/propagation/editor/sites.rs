@@ -186,3 +186,20 @@ fn model_value(
         Site::OpResult { op, index } => model.op(*by_start.get(&op)?).results.get(index).copied(),
     }
 }
+
+/// The site of a value of the model: a function argument or an op result (`None` for
+/// other block arguments).
+pub fn of_value(model: &crate::model::Model, v: crate::model::ValueId) -> Option<Site> {
+    use crate::model::ValueDef;
+    Some(match model.value(v).def {
+        ValueDef::Result { op, index } => {
+            Site::OpResult { op: model.op(op).start, index: index as usize }
+        }
+        ValueDef::BlockArg { op, region: 0, block: 0, index }
+            if model.op(op).name() == "func.func" =>
+        {
+            Site::Arg { func: model.op(op).start, index: index as usize }
+        }
+        ValueDef::BlockArg { .. } => return None,
+    })
+}

@@ -121,7 +121,7 @@ fn the_walks_of_a_chain_share_their_hops() {
     }
     // The hover shows the first hops and counts the rest.
     let last = p.values.iter().rfind(|v| matches!(v.site, Site::OpResult { .. })).unwrap();
-    let why = crate::explain::why::explain(&a.model, &p, last, false, &|_| None);
+    let why = crate::explain::why::explain(&a.model, &text, &p, last, false, &|_| None);
     assert!(why.contains(&format!("({} more)", n - 12)), "{why}");
 }
 

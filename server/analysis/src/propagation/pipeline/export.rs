@@ -138,7 +138,7 @@ fn mesh_for(g: &Graph, r: &MeshRef) -> Option<Mesh> {
 
 /// `getEvenlySharded`: each dimension keeps the largest prefix of its axes that
 /// divides it.
-fn evenly_sharded(s: &TensorSharding, shape: &[i64], mesh: &Mesh) -> TensorSharding {
+pub(crate) fn evenly_sharded(s: &TensorSharding, shape: &[i64], mesh: &Mesh) -> TensorSharding {
     let mut out = s.clone();
     for (d, &size) in out.dims.iter_mut().zip(shape) {
         let sharded = axis::total_size(&d.axes, mesh);

@@ -127,6 +127,9 @@ fn pipeline_body(
     edges::sink_data_flow_edges(m, false, false);
     export::remove_sharding_groups(m);
     export::sharding_constraint_to_reshard(m);
+    if let Some(e) = explained.as_mut() {
+        e.io_before_export = crate::propagation::inference::io_shardings(m);
+    }
     export::update_non_divisible_io(m);
     export::remove_sub_axes_in_io(m);
     export::close_shardings(m);
