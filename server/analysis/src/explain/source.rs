@@ -86,7 +86,7 @@ pub fn definition_at(model: &Model, src: &str, offset: u32) -> Option<FilePos> {
             value_source(model, src, value)
         }
         _ => {
-            let op = locate::innermost_op(model, offset)?;
+            let op = crate::query::innermost_op(model, offset, false)?;
             let info = model.op(op);
             let on_loc = info.node.loc.is_some_and(|l| l.shift(info.start).contains(offset));
             if !on_loc {
