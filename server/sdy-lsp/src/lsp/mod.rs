@@ -39,6 +39,7 @@ pub mod aside;
 pub mod capabilities;
 pub mod code_actions;
 pub mod code_lens;
+pub mod cost_hover;
 pub mod completion;
 pub mod definition;
 pub mod diagnostics;
