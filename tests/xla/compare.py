@@ -40,7 +40,11 @@ try:
     from jax import shard_map as _shard_map  # JAX >= 0.6
 
     def shard_map(f, mesh, in_specs, out_specs):
-        return _shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs)
+        try:
+            return _shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
+                              check_vma=False)
+        except TypeError:
+            return _shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs)
 
 except ImportError:  # pragma: no cover
     from jax.experimental.shard_map import shard_map as _sm
@@ -149,8 +153,9 @@ def programs():
         [((64, 256), F32, P("x", None))], P(None, "x"), "reshape")
     add("reshard_all_to_all", m1, lambda x: x * 2.0,
         [((64, 256), F32, P("x", None))], P(None, "x"), "reshape")
+    # f32: XLA's CPU backend gathers bf16 as f32 (a backend detail, not the partitioner's).
     add("replicate_output", m2, lambda x: x + 1.0,
-        [((64, 256), BF16, P("data", "model"))], P(), "reshape")
+        [((64, 256), F32, P("data", "model"))], P(), "reshape")
 
     # shard_map.
     def sm_psum(x):
@@ -202,6 +207,14 @@ def shape_bytes(text):
 
 
 def group_size(rest, devices):
+    # `replica_groups=mesh['axis_0'=2,'axis_1'=4] {'axis_1'}`: the listed axes' sizes.
+    m = re.search(r"replica_groups=mesh\[([^\]]*)\][^{]*\{([^}]*)\}", rest)
+    if m:
+        sizes = dict((a, int(n)) for a, n in re.findall(r"'([^']+)'=(\d+)", m.group(1)))
+        g = 1
+        for a in re.findall(r"'([^']+)'", m.group(2)):
+            g *= sizes.get(a, 1)
+        return g
     m = re.search(r"replica_groups=\{(\{[^}]*\})", rest)
     if m:
         return len(m.group(1).strip("{}").split(","))
@@ -222,7 +235,7 @@ def xla_collectives(hlo, devices):
             shapes[p.group(1)] = p.group(2)
     out = []
     for line in hlo.splitlines():
-        m = INSTR.match(line)
+        m = INSTR.match(re.sub(r"/\*.*?\*/", "", line))
         if not m:
             continue
         kind = m.group("kind")
@@ -308,7 +321,10 @@ def main():
     for prog in programs():
         if not re.search(a.filter, prog["name"]):
             continue
-        r = run(prog, a.bin, show=prog["name"] == a.show)
+        try:
+            r = run(prog, a.bin, show=prog["name"] == a.show)
+        except Exception as e:  # a program JAX cannot lower here: reported, not fatal
+            r = dict(error=f"{type(e).__name__}: {str(e).splitlines()[0][:120]}")
         total += 1
         if "error" in r:
             rows.append((prog["name"], prog["family"], "error: " + r["error"], "", "", "", "no"))

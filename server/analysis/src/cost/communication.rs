@@ -71,13 +71,20 @@ pub fn export(
             false => None,
         };
         let Some(collective) = described else { continue };
-        let attribution = if written {
-            Attribution { op: node.origin, reason: reason(Side::Written, None, None, Vec::new()) }
-        } else {
-            chain_end(&g, i, |v| inserted.contains_key(&v)).and_then(|v| inserted.get(&v)).cloned().unwrap_or(Attribution {
-                op: None,
-                reason: reason(Side::Unknown, None, None, Vec::new()),
-            })
+        let found = chain_end(&g, i, |v| inserted.contains_key(&v)).and_then(|v| inserted.get(&v));
+        let attribution = match (written, found) {
+            (true, _) => {
+                Attribution { op: node.origin, reason: reason(Side::Written, None, None, Vec::new()) }
+            }
+            (false, Some(a)) => a.clone(),
+            // A collective of a reshard written in the source carries the reshard's origin.
+            (false, None) => {
+                let from = node.operands.first().and_then(|&v| g.sharding(&m, v));
+                let to = sharding_of_ref(g.op(&m, i).prop("out_sharding")).cloned();
+                let dims = changes(from.as_ref(), to.as_ref(), |_| None);
+                let side = if node.origin.is_some() { Side::Reshard } else { Side::Unknown };
+                Attribution { op: node.origin, reason: reason(side, from, to, dims) }
+            }
         };
         let ty = node.operands.first().and_then(|&v| m.ty(v)).unwrap_or("").to_string();
         let func = g

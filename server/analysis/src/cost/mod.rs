@@ -105,6 +105,8 @@ pub enum Side {
     Reduction(usize),
     /// The op is a collective the user wrote.
     Written,
+    /// The op is a reshard (or constraint) the user wrote: this is one of its steps.
+    Reshard,
     /// Inserted by the export, but its op could not be told.
     Unknown,
 }

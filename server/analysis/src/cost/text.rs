@@ -54,7 +54,14 @@ pub fn reason(c: &OpCollective, op_name: &str) -> String {
             format!("; {}", d.join(", "))
         }
     };
+    let returned = matches!(op_name, "func.return" | "return");
     match r.side {
+        Side::Operand(k) if returned => format!(
+            "the function returns result {k} sharded {}, the value is sharded {}{}",
+            sh(&r.to),
+            sh(&r.from),
+            dims()
+        ),
         Side::Operand(k) => format!(
             "operand {k} of `{op_name}` is sharded {}, the op computes with {}{}",
             sh(&r.from),
@@ -68,17 +75,19 @@ pub fn reason(c: &OpCollective, op_name: &str) -> String {
             dims()
         ),
         Side::Reduction(k) => format!(
-            "`{op_name}` reduces over sharded axes: each device holds a partial result {k}, summed over {}",
+            "result {k} of `{op_name}` is a partial sum on each device (a reduction dimension is sharded on {}): all-reduced",
             AxisListDisplay(
                 &c.collective.axes.iter().flat_map(|d| d.axes.iter().cloned()).collect::<Vec<_>>()
             )
         ),
         Side::Written => format!("`{op_name}` is a collective written in the source"),
-        Side::Unknown => format!(
-            "inserted by the export ({} → {})",
+        Side::Reshard => format!(
+            "a step of the `{op_name}` written here, from {} to {}{}",
             sh(&r.from),
-            sh(&r.to)
+            sh(&r.to),
+            dims()
         ),
+        Side::Unknown => format!("inserted by the export ({} → {})", sh(&r.from), sh(&r.to)),
     }
 }
 
