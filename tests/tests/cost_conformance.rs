@@ -60,7 +60,11 @@ fn of_cost(c: &cost::Cost) -> Listed {
         .iter()
         .flat_map(|f| &f.collectives)
         .map(|c| {
-            (c.collective.kind.name().into(), format!("{:?}", c.collective.axes), c.collective.bytes_sent)
+            (
+                c.collective.kind.name().into(),
+                format!("{:?}", c.collective.axes),
+                c.collective.bytes_sent,
+            )
         })
         .collect();
     out.sort();
@@ -68,7 +72,12 @@ fn of_cost(c: &cost::Cost) -> Listed {
 }
 
 /// `opt`'s output for these passes, unless a pass fails.
-fn opt(text: &str, chunk: &sdy_syntax::tree::Chunk, model: &sdy_analysis::model::Model, flags: &[&str]) -> Option<String> {
+fn opt(
+    text: &str,
+    chunk: &sdy_syntax::tree::Chunk,
+    model: &sdy_analysis::model::Model,
+    flags: &[&str],
+) -> Option<String> {
     let mut p = Pipeline::new();
     for f in flags {
         p.add(&parse_pass_flag(f).ok()?).ok()?;
@@ -95,7 +104,11 @@ fn the_communication_view_lists_opts_collectives() {
                 cases += 1;
                 with_collectives += !want.is_empty() as usize;
                 if want != got || c.failure.is_some() {
-                    mismatches.push(format!("{} @{} (as written): opt {want:?}, cost {got:?}", path.display(), chunk.span.start));
+                    mismatches.push(format!(
+                        "{} @{} (as written): opt {want:?}, cost {got:?}",
+                        path.display(),
+                        chunk.span.start
+                    ));
                 }
             }
             // After the propagation pipeline.
@@ -103,19 +116,30 @@ fn the_communication_view_lists_opts_collectives() {
             if let Some(printed) = opt(&text, &chunk, &a.model, &flags) {
                 let p = propagate(&text, &chunk, &a.model, &a.diagnostics, Strategy::Pipeline);
                 let Some(c) = cost::of_propagation(&text, &a.model, &p) else {
-                    mismatches.push(format!("{} @{}: propagation failed", path.display(), chunk.span.start));
+                    mismatches.push(format!(
+                        "{} @{}: propagation failed",
+                        path.display(),
+                        chunk.span.start
+                    ));
                     continue;
                 };
                 let (want, got) = (of_text(&printed), of_cost(&c));
                 cases += 1;
                 with_collectives += !want.is_empty() as usize;
                 if want != got || c.failure.is_some() {
-                    mismatches.push(format!("{} @{} (propagated): opt {want:?}, cost {got:?}", path.display(), chunk.span.start));
+                    mismatches.push(format!(
+                        "{} @{} (propagated): opt {want:?}, cost {got:?}",
+                        path.display(),
+                        chunk.span.start
+                    ));
                 }
             }
         }
     }
-    eprintln!("cost conformance: {cases} cases, {with_collectives} with collectives, {} mismatches", mismatches.len());
+    eprintln!(
+        "cost conformance: {cases} cases, {with_collectives} with collectives, {} mismatches",
+        mismatches.len()
+    );
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
     if cases > 0 {
         assert!(with_collectives > 50, "only {with_collectives} cases with collectives");

@@ -27,9 +27,9 @@
 
 use crate::print::ir::{Attr, Module};
 use crate::print::sdy::{AxisRef, Mesh, TensorSharding};
-use crate::propagation::graph::{replicated_sharding, sharding_of_ref, Graph, OpIdx};
 use crate::propagation::axis::{mesh_axis_size, pre_size, size};
 use crate::propagation::editor::reshards::{elem_bytes, local_shape, tensor_shape};
+use crate::propagation::graph::{replicated_sharding, sharding_of_ref, Graph, OpIdx};
 
 /// The kind of a collective.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -257,19 +257,7 @@ pub fn describe(op: &CollectiveOp<'_>, mesh: &Mesh) -> Collective {
         Kind::CollectivePermute => (Vec::new(), permute_pairs(mesh, op.input, op.output)),
         _ => (device_groups(mesh, &all_axes), Vec::new()),
     };
-    let bytes = local_bytes.map(|b| match op.kind {
-        Kind::AllGather => (g - 1) * b,
-        Kind::AllSlice => 0,
-        Kind::AllToAll | Kind::ReduceScatter => (g - 1) * b / g,
-        Kind::AllReduce => 2 * (g - 1) * b / g,
-        Kind::CollectivePermute => {
-            if pairs.is_empty() {
-                0
-            } else {
-                b
-            }
-        }
-    });
+    let bytes = local_bytes.map(|b| bytes_moved(op.kind, g, b, !pairs.is_empty()));
     Collective {
         kind: op.kind,
         axes,
@@ -280,6 +268,20 @@ pub fn describe(op: &CollectiveOp<'_>, mesh: &Mesh) -> Collective {
         local_after: after,
         bytes_sent: bytes,
         bytes_received: bytes,
+    }
+}
+
+/// Bytes one device sends (= receives) in a collective of `kind` over groups of `g`
+/// devices, `b` its local operand bytes; `moves`: a collective permute transfers data
+/// (see the module doc).
+pub fn bytes_moved(kind: Kind, g: i64, b: i64, moves: bool) -> i64 {
+    match kind {
+        Kind::AllGather => (g - 1) * b,
+        Kind::AllSlice => 0,
+        Kind::AllToAll | Kind::ReduceScatter => (g - 1) * b / g,
+        Kind::AllReduce => 2 * (g - 1) * b / g,
+        Kind::CollectivePermute if moves => b,
+        Kind::CollectivePermute => 0,
     }
 }
 
@@ -358,7 +360,8 @@ pub fn describe_ir(m: &Module, g: &Graph, i: OpIdx) -> Option<Collective> {
         Kind::CollectivePermute => (Vec::new(), None),
     };
     let ty = m.ty(input_value).unwrap_or("");
-    let cop = CollectiveOp { kind, axes, all_to_all_dims: dims, input: &input, output: &output, ty };
+    let cop =
+        CollectiveOp { kind, axes, all_to_all_dims: dims, input: &input, output: &output, ty };
     Some(describe(&cop, &mesh))
 }
 
@@ -392,14 +395,7 @@ pub fn describe_stablehlo(m: &Module, g: &Graph, i: OpIdx) -> Option<Collective>
         parts.next()?.parse::<i64>().ok()
     });
     let pairs = kind == Kind::CollectivePermute;
-    let g = group.unwrap_or(1).max(1);
-    let bytes = match kind {
-        Kind::AllGather => (g - 1) * b,
-        Kind::AllSlice => 0,
-        Kind::AllToAll | Kind::ReduceScatter => (g - 1) * b / g,
-        Kind::AllReduce => 2 * (g - 1) * b / g,
-        Kind::CollectivePermute => b,
-    };
+    let bytes = bytes_moved(kind, group.unwrap_or(1).max(1), b, true);
     Some(Collective {
         kind,
         axes: Vec::new(),

@@ -61,7 +61,8 @@ fn main() {
         // the sorted hints and the labels copied out.
         let lines: Vec<usize> = text.match_indices('\n').map(|(i, _)| i).collect();
         let mid = lines.len() / 2;
-        let (lo, hi) = (lines[mid.saturating_sub(50)] as u32, lines[(mid + 50).min(lines.len() - 1)] as u32);
+        let (lo, hi) =
+            (lines[mid.saturating_sub(50)] as u32, lines[(mid + 50).min(lines.len() - 1)] as u32);
         let (r, _) = time(|| {
             let s = hints.partition_point(|h| h.offset < lo);
             let e = hints.partition_point(|h| h.offset <= hi);
@@ -92,7 +93,11 @@ fn main() {
             );
         }
     }
-    println!("file: {file} ({:.1} MB, {} lines), {runs} runs: {summary}", text.len() as f64 / 1e6, text.lines().count());
+    println!(
+        "file: {file} ({:.1} MB, {} lines), {runs} runs: {summary}",
+        text.len() as f64 / 1e6,
+        text.lines().count()
+    );
     println!(
         "cost view after propagation: median {:.0} ms, cpu {:.0} ms (budget on tfm_10k: <= 300 ms)",
         ms(median(&view)),

@@ -43,9 +43,8 @@ pub fn export(
     let failed = insert_explicit_reshards(&mut m, model, src, true);
     Graph::release_shared();
     if let Err((origin, message)) = failed {
-        let at = origin.map_or(0, |o| {
-            model.ops.iter().find(|op| op.start == o).map_or(o, |op| op.loc())
-        });
+        let at = origin
+            .map_or(0, |o| model.ops.iter().find(|op| op.start == o).map_or(o, |op| op.loc()));
         return Err((at, message));
     }
     let by_start: HashMap<u32, OpId> =
@@ -62,9 +61,10 @@ pub fn export(
         }
         let node = g.node(i);
         let Some(kind) = Kind::of_op(&node.name) else { continue };
-        let written = node.origin.and_then(|o| by_start.get(&o)).is_some_and(|&id| {
-            Kind::of_op(model.op(id).name()) == Some(kind)
-        });
+        let written = node
+            .origin
+            .and_then(|o| by_start.get(&o))
+            .is_some_and(|&id| Kind::of_op(model.op(id).name()) == Some(kind));
         let described = match node.name.starts_with("sdy.") {
             true => describe_ir(&m, &g, i),
             false if written => describe_stablehlo(&m, &g, i),
@@ -73,9 +73,10 @@ pub fn export(
         let Some(collective) = described else { continue };
         let found = chain_end(&g, i, |v| inserted.contains_key(&v)).and_then(|v| inserted.get(&v));
         let attribution = match (written, found) {
-            (true, _) => {
-                Attribution { op: node.origin, reason: reason(Side::Written, None, None, Vec::new()) }
-            }
+            (true, _) => Attribution {
+                op: node.origin,
+                reason: reason(Side::Written, None, None, Vec::new()),
+            },
             (false, Some(a)) => a.clone(),
             // A collective of a reshard written in the source carries the reshard's origin.
             (false, None) => {
@@ -91,7 +92,10 @@ pub fn export(
             .enclosing_func(i)
             .and_then(|f| g.op(&m, f).func().map(|fi| fi.sym.clone()))
             .unwrap_or_default();
-        out.push((func, OpCollective { op: attribution.op, collective, ty, reason: attribution.reason }));
+        out.push((
+            func,
+            OpCollective { op: attribution.op, collective, ty, reason: attribution.reason },
+        ));
     }
     Ok((m, out))
 }
@@ -141,8 +145,9 @@ fn attribute_inserted(
         let (Some(&x), Some(&y)) = (node.operands.first(), node.results.first()) else {
             continue;
         };
-        let to = sharding_of_ref(g.op(m, i).prop(if reshard { "sharding" } else { "out_sharding" }))
-            .cloned();
+        let to =
+            sharding_of_ref(g.op(m, i).prop(if reshard { "sharding" } else { "out_sharding" }))
+                .cloned();
         let from = g.sharding(m, x);
         let producer = match g.def(x) {
             Some(Def::Result { op, index }) => g.node(op).origin.map(|o| (o, index)),

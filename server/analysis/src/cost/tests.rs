@@ -53,8 +53,8 @@ func.func @main(%arg0: tensor<64x256xf32> {sdy.sharding = #sdy.sharding<@mesh, [
         expect![[r#"
             @main: 2 collectives, 60.0 KiB per device · memory per device: arguments 48.0 KiB, results 8.0 KiB, peak ≈ 112.0 KiB
               line 3: all-to-all{"x"} 12.0 KiB of `tensor<64x256xf32>`: operand 0 of `stablehlo.dot_general` is sharded `[{"x"}, {}]`, the op computes with `[{}, {"x"}]`; dimension 0 (factor i): {"x"} → {}, dimension 1 (factor k): {} → {"x"}
-              line 3: all-reduce{"x"} 48.0 KiB of `tensor<64x128xf32>`: `stablehlo.dot_general` reduces over sharded axes: each device holds a partial result 0, summed over {"x"}
-              line 4: all-slice{"x"} of `tensor<64x128xf32>`: operand 0 of `func.return` is sharded `[{}, {}]`, the op computes with `[{"x"}, {}]`; dimension 0: {} → {"x"}
+              line 3: all-reduce{"x"} 48.0 KiB of `tensor<64x128xf32>`: result 0 of `stablehlo.dot_general` is a partial sum on each device (a reduction dimension is sharded on {"x"}): all-reduced
+              line 4: all-slice{"x"} of `tensor<64x128xf32>`: the function returns result 0 sharded `[{"x"}, {}]`, the value is sharded `[{}, {}]`; dimension 0: {} → {"x"}
             Arg { func: 27, index: 0 }: 16.0 KiB per device (local shape 16x256)
             Arg { func: 27, index: 1 }: 32.0 KiB per device (local shape 64x128)
             Result { func: 27, index: 0 }: 8.0 KiB per device (local shape 16x128)
@@ -76,7 +76,7 @@ func.func @main(%arg0: tensor<64x256xf32> {sdy.sharding = #sdy.sharding<@mesh, [
         true,
         expect![[r#"
             @main: 1 collective, 48.0 KiB per device · memory per device: arguments 48.0 KiB, results 32.0 KiB, peak ≈ 112.0 KiB
-              line 3: all-reduce{"y"} 48.0 KiB of `tensor<64x128xf32>`: `stablehlo.dot_general` reduces over sharded axes: each device holds a partial result 0, summed over {"y"}
+              line 3: all-reduce{"y"} 48.0 KiB of `tensor<64x128xf32>`: result 0 of `stablehlo.dot_general` is a partial sum on each device (a reduction dimension is sharded on {"y"}): all-reduced
             Arg { func: 34, index: 0 }: 16.0 KiB per device (local shape 64x64)
             Arg { func: 34, index: 1 }: 32.0 KiB per device (local shape 64x128)
             Result { func: 34, index: 0 }: 32.0 KiB per device (local shape 64x128)
@@ -101,8 +101,8 @@ func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x
         expect![[r#"
             @main: 3 collectives, 256 B per device · memory per device: arguments 64 B, results 256 B, peak ≈ 448 B
               line 3: all-gather{"x"} 64 B of `tensor<8x8xf32>`: `sdy.all_gather` is a collective written in the source
-              line 0: all-to-all{"y"} 64 B of `tensor<8x8xf32>`: inserted by the export (replicated → replicated)
-              line 6: all-gather{"y"} 128 B of `tensor<8x8xf32>`: operand 0 of `func.return` is sharded `[{"y"}, {}]`, the op computes with `[{}, {}]`; dimension 0: {"y"} → {}
+              line 4: all-to-all{"y"} 64 B of `tensor<8x8xf32>`: a step of the `sdy.reshard` written here, from `[{}, {"y"}]` to `[{"y"}, {}]`; dimension 0: {} → {"y"}, dimension 1: {"y"} → {}
+              line 6: all-gather{"y"} 128 B of `tensor<8x8xf32>`: the function returns result 0 sharded `[{}, {}]`, the value is sharded `[{"y"}, {}]`; dimension 0: {"y"} → {}
         "#]],
     );
 }
@@ -123,7 +123,7 @@ func.func @main(%arg0: tensor<10x7xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"
             @main: 1 collective, 84 B per device · memory per device: arguments 140 B, results 140 B, peak ≈ 392 B
               line 3: all-slice{"x":(2)2} of `tensor<10x7xf32>`: operand 0 of `stablehlo.exponential` is sharded `[{"x":(1)2}, {}]`, the op computes with `[{"x"}, {}]`; dimension 0 (factor i): {"x":(1)2} → {"x"}
               line 4: all-slice{"x":(2)2} of `tensor<10x7xf32>`: operand 1 of `stablehlo.add` is sharded `[{"x":(1)2}, {}]`, the op computes with `[{"x"}, {}]`; dimension 0 (factor i): {"x":(1)2} → {"x"}
-              line 6: all-gather{"x":(2)2} 84 B of `tensor<10x7xf32>`: operand 0 of `func.return` is sharded `[{"x"}, {}]`, the op computes with `[{"x":(1)2}, {}]`; dimension 0: {"x"} → {"x":(1)2}
+              line 6: all-gather{"x":(2)2} 84 B of `tensor<10x7xf32>`: the function returns result 0 sharded `[{"x":(1)2}, {}]`, the value is sharded `[{"x"}, {}]`; dimension 0: {"x"} → {"x":(1)2}
             Arg { func: 27, index: 0 }: 140 B per device (local shape 5x7)
             Result { func: 27, index: 0 }: 84 B per device (local shape 3x7)
             OpResult { op: 196, index: 0 }: 84 B per device (local shape 3x7)

@@ -25,7 +25,8 @@ pub fn run(args: &[String]) -> ExitCode {
             Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
             _ => (a.as_str(), None),
         };
-        let mut value = |name: &str| inline.clone().or_else(|| it.next().cloned()).ok_or(name.to_string());
+        let mut value =
+            |name: &str| inline.clone().or_else(|| it.next().cloned()).ok_or(name.to_string());
         match flag {
             "--strategy" => match value("--strategy").as_deref() {
                 Ok("none") => strategy = None,
@@ -41,7 +42,9 @@ pub fn run(args: &[String]) -> ExitCode {
                 _ => return usage("--format is text or json"),
             },
             "--split-input-file" | "-split-input-file" => split = true,
-            f if f.starts_with('-') && f.len() > 1 => return usage(&format!("unknown option '{f}'")),
+            f if f.starts_with('-') && f.len() > 1 => {
+                return usage(&format!("unknown option '{f}'"))
+            }
             f if file.is_none() => file = Some(f.to_string()),
             f => return usage(&format!("unexpected argument '{f}'")),
         }
@@ -85,8 +88,8 @@ pub fn run(args: &[String]) -> ExitCode {
         }
     }
     let text = if json_out {
-        let mut s = serde_json::to_string_pretty(&json!({ "functions": functions }))
-            .unwrap_or_default();
+        let mut s =
+            serde_json::to_string_pretty(&json!({ "functions": functions })).unwrap_or_default();
         s.push('\n');
         s
     } else {
@@ -123,7 +126,9 @@ pub fn chunk_cost(
     };
     let p = propagate(src, chunk, &analysis.model, &analysis.diagnostics, strategy);
     if p.failed {
-        return Err(first_error(&p.diagnostics).unwrap_or((chunk.span.start, "propagation failed".into())));
+        return Err(
+            first_error(&p.diagnostics).unwrap_or((chunk.span.start, "propagation failed".into()))
+        );
     }
     let c = cost::of_propagation(src, &analysis.model, &p)
         .ok_or((chunk.span.start, "propagation failed".to_string()))?;

@@ -40,8 +40,8 @@ use super::outgoing::{Outbox, Outgoing};
 use super::panic::guard;
 use super::position::Text;
 use super::settings::{self, Mode};
-use sdy_analysis::diag::{Origin, Severity};
 use sdy_analysis::cost::{self, Cost};
+use sdy_analysis::diag::{Origin, Severity};
 use sdy_analysis::propagation::editor::{self, hints, ChunkPropagation, Control, Flow, Strategy};
 use sdy_analysis::ChunkAnalysis;
 use sdy_syntax::tree::Chunk;
@@ -53,8 +53,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tower_lsp::lsp_types::{
-    Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, InitializeParams,
-    MessageType, NumberOrString, Url,
+    Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, InitializeParams, MessageType,
+    NumberOrString, Url,
 };
 use tower_lsp::Client;
 
@@ -808,7 +808,14 @@ impl Propagator {
             if let Some((at, message)) = run.cost.as_ref().and_then(|c| c.failure.as_ref()) {
                 let span = Span::new(*at, *at).shift(base);
                 let message = format!("the cost view's export failed: {message}");
-                out.push(diagnostic(&text, span, DiagnosticSeverity::INFORMATION, "cost", message, None));
+                out.push(diagnostic(
+                    &text,
+                    span,
+                    DiagnosticSeverity::INFORMATION,
+                    "cost",
+                    message,
+                    None,
+                ));
             }
             for d in run.prop.diagnostics.iter().filter(|d| d.origin == Origin::Pass) {
                 let (severity, code) = match d.severity {
@@ -1017,9 +1024,10 @@ pub fn communication_module(r: &DocResult) -> String {
             s.push_str(&format!("// @{}: {}\n", f.name, cost::text::function_lens(f)));
         }
         match &c.failure {
-            Some((_, message)) => {
-                s.push_str(&format!("// sdy-lsp: the export failed: {}\n", message.replace('\n', " ")))
-            }
+            Some((_, message)) => s.push_str(&format!(
+                "// sdy-lsp: the export failed: {}\n",
+                message.replace('\n', " ")
+            )),
             None => s.push_str(c.printed()),
         }
         parts.push(s);
