@@ -23,6 +23,9 @@ use crate::propagation::graph::{sharding_of_ref, Def, Graph, OpIdx};
 use crate::rules::{rule_for, RuleLookup, RuleOptions};
 use rustc_hash::FxHashMap as HashMap;
 
+/// A collective of the exported module, with the name of its function.
+pub type Found = (String, OpCollective);
+
 /// What an inserted op is for: the source op and the reason.
 #[derive(Clone, Debug)]
 struct Attribution {
@@ -37,7 +40,7 @@ pub fn export(
     src: &str,
     model: &Model,
     propagated: &Module,
-) -> Result<(Module, Vec<(String, OpCollective)>), (u32, String)> {
+) -> Result<(Module, Vec<Found>), (u32, String)> {
     let mut m = propagated.clone();
     let before = Graph::build(propagated);
     let failed = insert_explicit_reshards(&mut m, model, src, true);

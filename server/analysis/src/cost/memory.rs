@@ -114,6 +114,6 @@ pub fn values(m: &Module, values: &[ValueResult]) -> Vec<ValueMemory> {
             Some(ValueMemory { site: v.site, local_shape, bytes })
         })
         .collect();
-    out.sort_by(|a, b| a.site.cmp(&b.site));
+    out.sort_by_key(|v| v.site);
     out
 }
