@@ -6,6 +6,7 @@ export const COMMANDS = {
   restartServer: 'sdy.restartServer',
   propagate: 'sdy.propagate',
   showPropagatedModule: 'sdy.showPropagatedModule',
+  showCommunication: 'sdy.showCommunication',
 } as const;
 
 /**
@@ -17,6 +18,7 @@ export const COMMANDS = {
 export const SERVER_COMMANDS = {
   propagate: 'sdy.propagate',
   showPropagatedModule: 'sdy.showPropagatedModule',
+  showCommunication: 'sdy.showCommunication',
 } as const;
 
 const OWN_SERVER_COMMANDS: ReadonlySet<string> = new Set(Object.values(SERVER_COMMANDS));

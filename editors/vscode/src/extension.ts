@@ -270,6 +270,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await vscode.languages.setTextDocumentLanguage(shown, 'mlir');
       await vscode.window.showTextDocument(shown, { viewColumn: vscode.ViewColumn.Beside, preview: true });
     }),
+    vscode.commands.registerCommand(COMMANDS.showCommunication, async () => {
+      // The module with Shardy's explicit collectives, each function headed by its cost.
+      const doc = activeMlirDocument();
+      if (doc === undefined) return;
+      const result = await runDocumentCommand(SERVER_COMMANDS.showCommunication, doc);
+      if (result === undefined) return;
+      try {
+        const shown = await vscode.workspace.openTextDocument({ content: propagatedModuleText(result), language: 'mlir' });
+        await vscode.window.showTextDocument(shown, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+      } catch (err) {
+        void vscode.window.showErrorMessage(`sdy: ${(err as Error).message}`);
+      }
+    }),
     vscode.workspace.onDidChangeConfiguration((event) => {
       const action = changeAction((key) => event.affectsConfiguration(`sdy.${key}`));
       if (action === 'restart') void restart(context);

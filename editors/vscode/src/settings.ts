@@ -34,6 +34,8 @@ export interface Settings {
   inlayHintsPropagatedShardings: boolean;
   inlayHintsExtensions: boolean;
   inlayHintsCompact: boolean;
+  inlayHintsCommunication: boolean;
+  inlayHintsMemory: boolean;
 }
 
 /** What the server receives (see the top of this file). */
@@ -45,6 +47,8 @@ export interface ServerOptions {
     propagatedShardings: boolean;
     extensions: boolean;
     compact: boolean;
+    communication: boolean;
+    memory: boolean;
   };
 }
 
@@ -60,6 +64,8 @@ export const DEFAULTS = {
   'inlayHints.propagatedShardings': true,
   'inlayHints.extensions': true,
   'inlayHints.compact': false,
+  'inlayHints.communication': true,
+  'inlayHints.memory': false,
 };
 export type SettingKey = keyof typeof DEFAULTS;
 export const SETTING_KEYS = Object.keys(DEFAULTS) as SettingKey[];
@@ -170,6 +176,13 @@ export function readSettings(get: Getter): { settings: Settings; problems: Setti
       problems,
     ),
     inlayHintsCompact: bool('inlayHints.compact', get('inlayHints.compact'), DEFAULTS['inlayHints.compact'], problems),
+    inlayHintsCommunication: bool(
+      'inlayHints.communication',
+      get('inlayHints.communication'),
+      DEFAULTS['inlayHints.communication'],
+      problems,
+    ),
+    inlayHintsMemory: bool('inlayHints.memory', get('inlayHints.memory'), DEFAULTS['inlayHints.memory'], problems),
   };
   return { settings, problems };
 }
@@ -184,6 +197,8 @@ export function serverOptions(s: Settings): ServerOptions {
       propagatedShardings: s.inlayHintsPropagatedShardings,
       extensions: s.inlayHintsExtensions,
       compact: s.inlayHintsCompact,
+      communication: s.inlayHintsCommunication,
+      memory: s.inlayHintsMemory,
     },
   };
 }

@@ -59,6 +59,8 @@ describe('settings', () => {
         'inlayHints.propagatedShardings': true,
         'inlayHints.extensions': false,
         'inlayHints.compact': true,
+        'inlayHints.communication': false,
+        'inlayHints.memory': true,
       }),
     );
     assert.deepEqual(problems, []);
@@ -67,7 +69,15 @@ describe('settings', () => {
     assert.equal(settings.traceServer, 'verbose');
     const expected = {
       propagation: { mode: 'onChange', strategy: 'op-priority' },
-      inlayHints: { enable: false, perDeviceShapes: false, propagatedShardings: true, extensions: false, compact: true },
+      inlayHints: {
+        enable: false,
+        perDeviceShapes: false,
+        propagatedShardings: true,
+        extensions: false,
+        compact: true,
+        communication: false,
+        memory: true,
+      },
     };
     assert.deepEqual(serverOptions(settings), expected);
     assert.deepEqual(didChangeConfigurationParams(settings), { settings: { sdy: expected } });

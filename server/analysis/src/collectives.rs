@@ -25,9 +25,11 @@
 //! listed (major first), groups ordered by the remaining coordinates; device ids come
 //! from the mesh's `device_ids` (iota when absent).
 
+use crate::print::ir::{Attr, Module};
 use crate::print::sdy::{AxisRef, Mesh, TensorSharding};
 use crate::propagation::axis::{mesh_axis_size, pre_size, size};
 use crate::propagation::editor::reshards::{elem_bytes, local_shape, tensor_shape};
+use crate::propagation::graph::{replicated_sharding, sharding_of_ref, Graph, OpIdx};
 
 /// The kind of a collective.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +43,34 @@ pub enum Kind {
 }
 
 impl Kind {
+    pub const ALL: [Kind; 6] = [
+        Kind::AllGather,
+        Kind::AllSlice,
+        Kind::AllToAll,
+        Kind::CollectivePermute,
+        Kind::AllReduce,
+        Kind::ReduceScatter,
+    ];
+
+    /// The kind of an sdy collective op (`sdy.all_gather`), or of a StableHLO one a
+    /// user wrote (`stablehlo.all_gather`, inside a manual computation).
+    pub fn of_op(name: &str) -> Option<Kind> {
+        let short = name.strip_prefix("sdy.").or_else(|| name.strip_prefix("stablehlo."))?;
+        Kind::ALL.into_iter().find(|k| k.op_name().strip_prefix("sdy.") == Some(short))
+    }
+
+    /// The name used in reports and XLA's HLO (`all-gather`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::AllGather => "all-gather",
+            Kind::AllSlice => "all-slice",
+            Kind::AllToAll => "all-to-all",
+            Kind::CollectivePermute => "collective-permute",
+            Kind::AllReduce => "all-reduce",
+            Kind::ReduceScatter => "reduce-scatter",
+        }
+    }
+
     pub fn op_name(self) -> &'static str {
         match self {
             Kind::AllGather => "sdy.all_gather",
@@ -227,19 +257,7 @@ pub fn describe(op: &CollectiveOp<'_>, mesh: &Mesh) -> Collective {
         Kind::CollectivePermute => (Vec::new(), permute_pairs(mesh, op.input, op.output)),
         _ => (device_groups(mesh, &all_axes), Vec::new()),
     };
-    let bytes = local_bytes.map(|b| match op.kind {
-        Kind::AllGather => (g - 1) * b,
-        Kind::AllSlice => 0,
-        Kind::AllToAll | Kind::ReduceScatter => (g - 1) * b / g,
-        Kind::AllReduce => 2 * (g - 1) * b / g,
-        Kind::CollectivePermute => {
-            if pairs.is_empty() {
-                0
-            } else {
-                b
-            }
-        }
-    });
+    let bytes = local_bytes.map(|b| bytes_moved(op.kind, g, b, !pairs.is_empty()));
     Collective {
         kind: op.kind,
         axes,
@@ -250,6 +268,20 @@ pub fn describe(op: &CollectiveOp<'_>, mesh: &Mesh) -> Collective {
         local_after: after,
         bytes_sent: bytes,
         bytes_received: bytes,
+    }
+}
+
+/// Bytes one device sends (= receives) in a collective of `kind` over groups of `g`
+/// devices, `b` its local operand bytes; `moves`: a collective permute transfers data
+/// (see the module doc).
+pub fn bytes_moved(kind: Kind, g: i64, b: i64, moves: bool) -> i64 {
+    match kind {
+        Kind::AllGather => (g - 1) * b,
+        Kind::AllSlice => 0,
+        Kind::AllToAll | Kind::ReduceScatter => (g - 1) * b / g,
+        Kind::AllReduce => 2 * (g - 1) * b / g,
+        Kind::CollectivePermute if moves => b,
+        Kind::CollectivePermute => 0,
     }
 }
 
@@ -288,6 +320,93 @@ pub fn describe_reshard(
         input = step.out;
     }
     out
+}
+
+/// Describes the sdy collective op `i` of `g` (an index of `m`): its axes from its
+/// properties, its input sharding from its operand, its `out_sharding`. `None` for other
+/// ops and for collectives whose sharding or mesh cannot be read.
+pub fn describe_ir(m: &Module, g: &Graph, i: OpIdx) -> Option<Collective> {
+    let node = g.node(i);
+    if !node.name.starts_with("sdy.") {
+        return None;
+    }
+    let kind = Kind::of_op(&node.name)?;
+    let op = g.op(m, i);
+    let &input_value = node.operands.first()?;
+    let output = sharding_of_ref(op.prop("out_sharding"))?.clone();
+    let mesh = g.mesh(&output.mesh)?;
+    let input = g
+        .sharding(m, input_value)
+        .unwrap_or_else(|| replicated_sharding(&output.mesh, output.dims.len(), true));
+    let lists = |name: &str| match op.prop(name) {
+        Some(Attr::AxisLists(v)) => v.clone(),
+        _ => Vec::new(),
+    };
+    let (axes, dims) = match kind {
+        Kind::AllGather => (lists("gathering_axes"), None),
+        Kind::AllSlice => (lists("slicing_axes"), None),
+        Kind::ReduceScatter => (lists("reduce_scatter_axes"), None),
+        Kind::AllReduce => match op.prop("reduction_axes") {
+            Some(Attr::AxisList(v)) => (vec![v.clone()], None),
+            _ => (Vec::new(), None),
+        },
+        Kind::AllToAll => match op.prop("params") {
+            Some(Attr::AllToAll(ps)) => (
+                ps.iter().map(|p| p.axes.clone()).collect(),
+                ps.first().map(|p| (p.src_dim.max(0) as usize, p.tgt_dim.max(0) as usize)),
+            ),
+            _ => (Vec::new(), None),
+        },
+        Kind::CollectivePermute => (Vec::new(), None),
+    };
+    let ty = m.ty(input_value).unwrap_or("");
+    let cop =
+        CollectiveOp { kind, axes, all_to_all_dims: dims, input: &input, output: &output, ty };
+    Some(describe(&cop, &mesh))
+}
+
+/// Describes a StableHLO collective a user wrote (in a manual computation, on local
+/// shapes): the group size is read from its `replica_groups` (a collective permute's
+/// transfers from `source_target_pairs`); axes are unknown.
+pub fn describe_stablehlo(m: &Module, g: &Graph, i: OpIdx) -> Option<Collective> {
+    let node = g.node(i);
+    if !node.name.starts_with("stablehlo.") {
+        return None;
+    }
+    let op = g.op(m, i);
+    let mut text: String = op
+        .props
+        .iter()
+        .chain(&op.attrs)
+        .map(|p| format!("{} = {} ", p.name, crate::print::attr::attr_to_string(&p.value)))
+        .collect();
+    if let crate::print::ir::Syntax::Custom(t) = &op.syntax {
+        text.push_str(&t.joined_text());
+    }
+    let kind = Kind::of_op(&node.name)?;
+    let &input = node.operands.first()?;
+    let (dims, elem) = tensor_shape(m.ty(input)?)?;
+    let b = dims.iter().product::<i64>() * elem_bytes(elem)?;
+    // `replica_groups = dense<...> : tensor<GxNxi64>`: N devices per group.
+    let group = text.split("replica_groups").nth(1).and_then(|t| {
+        let t = &t[t.find("tensor<")? + 7..];
+        let mut parts = t.split('x');
+        parts.next()?;
+        parts.next()?.parse::<i64>().ok()
+    });
+    let pairs = kind == Kind::CollectivePermute;
+    let bytes = bytes_moved(kind, group.unwrap_or(1).max(1), b, true);
+    Some(Collective {
+        kind,
+        axes: Vec::new(),
+        target_dim: None,
+        groups: Vec::new(),
+        pairs: Vec::new(),
+        local_before: Some(dims),
+        local_after: None,
+        bytes_sent: Some(if pairs || group.is_some() { bytes } else { 0 }),
+        bytes_received: Some(if pairs || group.is_some() { bytes } else { 0 }),
+    })
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! Pure: byte offsets in, plain data out; no LSP, JSON, async or I/O.
 pub mod canonicalize;
 pub mod collectives;
+pub mod cost;
 pub mod diag;
 pub mod explain;
 pub mod export;

@@ -31,6 +31,10 @@ usage: sdy-lsp [serve]                      run the language server on stdio
                                             the hover there: what the sharding, mesh, axis,
                                             value or op means (also inside xla.sdy.* and
                                             mhlo.sharding strings)
+       sdy-lsp cost [--strategy S] [--format text|json] FILE
+                                            what the sharding costs: per function and op
+                                            the collectives of Shardy's export with bytes
+                                            per device, and memory per device
        sdy-lsp --version";
 
 fn main() -> ExitCode {
@@ -44,11 +48,12 @@ fn main() -> ExitCode {
         Some("--help") | Some("-h") | Some("help") => {
             cli::out::print_then(&format!("{USAGE}\n"), ExitCode::SUCCESS)
         }
-        Some("check") | Some("opt") | Some("explain") => {
+        Some("check") | Some("opt") | Some("explain") | Some("cost") => {
             sdy_lsp::alloc::keep_freed_memory();
             match args[0].as_str() {
                 "check" => cli::check::run(&args[1..]),
                 "opt" => cli::opt::run(&args[1..]),
+                "cost" => cli::cost::run(&args[1..]),
                 _ => cli::explain::run(&args[1..]),
             }
         }

@@ -38,7 +38,8 @@ async fn capabilities_default_to_utf16() {
             "executeCommandProvider": {
               "commands": [
                 "sdy.propagate",
-                "sdy.showPropagatedModule"
+                "sdy.showPropagatedModule",
+                "sdy.showCommunication"
               ]
             },
             "foldingRangeProvider": true,

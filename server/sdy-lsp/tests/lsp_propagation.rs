@@ -70,8 +70,8 @@ async fn propagate_then_hints_hover_lenses_and_diagnostics() {
         .unwrap()
         .starts_with("sdy: propagated 2 chunks (pipeline) of version 1"));
 
-    // The run publishes the document's diagnostics again, with the reshard the
-    // conflict of the second chunk needs.
+    // The run publishes the document's diagnostics again (the conflict's communication
+    // is in the hints, hover and lenses, not a diagnostic).
     let (d, _) = s.diagnostics_for(URI, 1).await;
     expect![[r#"
         14:7-14:20 info [sdy] `stablehlo.add` needs a reshard: its tensors are sharded differently on the same dimension of the computation (operand 0 `[{"x"}, {}]`, operand 1 `[{"y"}, {}]`, result 0 unsharded), because user shardings conflict there; resolving it moves up to about 320 B per device (all-gather of operand 0 over "x", operand 1 over "y")
@@ -93,6 +93,7 @@ async fn propagate_then_hints_hover_lenses_and_diagnostics() {
         5:45 per-device 4x8xf32
         13:42 per-device 4x8xf32
         13:117 per-device 2x8xf32
+        14:51 ⇄ all-slice{"y":(1)2}, collective-permute 64 B, all-gather{"y"} 192 B
     "#]]
     .assert_eq(&render_hints(&fresh));
 
@@ -125,7 +126,11 @@ async fn propagate_then_hints_hover_lenses_and_diagnostics() {
         **Why**:
         - "x" (dimension 0) ← the sharding of argument 0 of `@main` ([line 4](file:///test/a.mlir#L4)), via `stablehlo.dot_general` ([line 5](file:///test/a.mlir#L5)) → `stablehlo.negate` ([line 6](file:///test/a.mlir#L6)) (op-priority round 2, aggressive)
         - "y" (dimension 1) ← the sharding of argument 1 of `@main` ([line 4](file:///test/a.mlir#L4)), via `stablehlo.dot_general` ([line 5](file:///test/a.mlir#L5)) → `stablehlo.negate` ([line 6](file:///test/a.mlir#L6)) (op-priority round 2, aggressive)
-    "#]].assert_eq(why);
+
+
+        **Memory**
+
+        - 128 B per device (local shape 4x8)"#]].assert_eq(why);
 
     // Code lenses: one per function, and the state of each chunk.
     let lenses = s
@@ -145,8 +150,10 @@ async fn propagate_then_hints_hover_lenses_and_diagnostics() {
     }
     expect![[r#"
         3:0-3:0 "sdy.propagate" Propagate shardings
+        3:0-3:0 "sdy.showCommunication" no communication · memory per device: arguments 768 B, results 128 B
         3:0-3:0 "sdy.showPropagatedModule" propagated (v1, pipeline
         13:0-13:0 "sdy.propagate" Propagate shardings
+        13:0-13:0 "sdy.showCommunication" 2 collectives, 256 B per device · memory per device: arguments 192 B
         13:0-13:0 "sdy.showPropagatedModule" propagated (v1, pipeline
     "#]]
     .assert_eq(&rendered);
@@ -165,6 +172,7 @@ async fn propagate_then_hints_hover_lenses_and_diagnostics() {
         5:4 [{"x"}, {"y"}] (stale)
         13:42 per-device 4x8xf32
         13:117 per-device 2x8xf32
+        14:51 ⇄ all-slice{"y":(1)2}, collective-permute 64 B, all-gather{"y"} 192 B
     "#]]
     .assert_eq(&render_hints(&hints(&mut s, &text).await));
     let lenses =
@@ -177,6 +185,81 @@ async fn propagate_then_hints_hover_lenses_and_diagnostics() {
     let again = render_hints(&hints(&mut s, &text).await);
     assert!(!again.contains("(stale)"), "{again}");
     assert!(again.contains("5:4 [{\"x\"}, {\"y\"}]"), "{again}");
+}
+
+/// The cost of a run: the collectives Shardy's export inserts for the conflicting op, as
+/// a hint after it, in its hover with the reason, in the function's lens, and the module
+/// with explicit collectives (`sdy.showCommunication`); memory hints by setting.
+#[tokio::test]
+async fn communication_hints_hover_lens_and_listing() {
+    let mut s = start().await;
+    let text = fixture("propagation.mlir");
+    s.open_and_wait(&text).await;
+    propagate(&mut s, "pipeline").await;
+    let only =
+        |h: String, c: char| h.lines().filter(|l| l.contains(c)).collect::<Vec<_>>().join("\n");
+    expect![[r#"14:51 ⇄ all-slice{"y":(1)2}, collective-permute 64 B, all-gather{"y"} 192 B"#]]
+        .assert_eq(&only(render_hints(&hints(&mut s, &text).await), '⇄'));
+    let set = json!({"settings": {"sdy": {"inlayHints": {"memory": true}}}});
+    s.notify("workspace/didChangeConfiguration", set).await;
+    expect![[r#"
+        4:131 ▣ 128 B
+        5:45 ▣ 128 B
+        14:51 ▣ 256 B"#]]
+    .assert_eq(&only(render_hints(&hints(&mut s, &text).await), '▣'));
+
+    let (line, col) = pos16(&text, "stablehlo.add", 0, 0);
+    let h = s.hover(line, col).await.expect("hover failed");
+    let md = h["contents"]["value"].as_str().unwrap();
+    expect![[r#"
+        **Communication (Shardy's export)**
+
+        - all-slice{"y":(1)2} of `tensor<8x8xf32>`: operand 0 of `stablehlo.add` is sharded `[{"x"}, {}]`, the op computes with `[{"y"}, {}]`; dimension 0 (factor i): {"x"} → {"y"}
+        - collective-permute 64 B of `tensor<8x8xf32>`: operand 0 of `stablehlo.add` is sharded `[{"x"}, {}]`, the op computes with `[{"y"}, {}]`; dimension 0 (factor i): {"x"} → {"y"}
+        - all-gather{"y"} 192 B of `tensor<8x8xf32>`: `stablehlo.add` computes result 0 sharded `[{"y"}, {}]`, its sharding is `[{}, {}]`; dimension 0 (factor i): {"y"} → {}
+        - in all 256 B per device
+
+        **Memory**
+
+        - 256 B per device (local shape 8x8)"#]].assert_eq(&md[md.find("**Communication").expect("communication part")..]);
+
+    let lenses =
+        s.request("textDocument/codeLens", json!({"textDocument": {"uri": URI}})).await.unwrap();
+    let costs: Vec<String> = lenses
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["command"]["command"] == "sdy.showCommunication")
+        .map(|l| format!("{} {}", range(&l["range"]), l["command"]["title"].as_str().unwrap()))
+        .collect();
+    expect![[r#"
+        3:0-3:0 no communication · memory per device: arguments 768 B, results 128 B, peak ≈ 1.0 KiB
+        13:0-13:0 2 collectives, 256 B per device · memory per device: arguments 192 B, results 256 B, peak ≈ 512 B"#]].assert_eq(&costs.join("\n"));
+
+    let shown = command(&mut s, "sdy.showCommunication", "pipeline").await.expect("failed");
+    expect![[r#"
+        // @main: no communication · memory per device: arguments 768 B, results 128 B, peak ≈ 1.0 KiB
+        module {
+          sdy.mesh @mesh = <["x"=2, "y"=4]> {stablehlo.mesh = {axes = [{name = "x", size = 2 : i64}, {name = "y", size = 4 : i64}]}}
+          func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) -> (tensor<8x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) {
+            %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>} : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+            %1 = stablehlo.negate %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>} : tensor<8x32xf32>
+            return %1 : tensor<8x32xf32>
+          }
+        }
+        // -----
+        // @conflict: 2 collectives, 256 B per device · memory per device: arguments 192 B, results 256 B, peak ≈ 512 B
+        module {
+          sdy.mesh @mesh = <["x"=2, "y"=4]> {stablehlo.mesh = {axes = [{name = "x", size = 2 : i64}, {name = "y", size = 4 : i64}]}}
+          func.func @conflict(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}) -> tensor<8x8xf32> {
+            %0 = sdy.all_slice [{"y":(1)2}, {}] %arg0 out_sharding=<@mesh, [{"x", "y":(1)2}, {}]> : tensor<8x8xf32>
+            %1 = sdy.collective_permute %0 out_sharding=<@mesh, [{"y"}, {}]> : tensor<8x8xf32>
+            %2 = stablehlo.add %1, %arg1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"y"}, {}]>]>} : tensor<8x8xf32>
+            %3 = sdy.all_gather [{"y"}, {}] %2 out_sharding=<@mesh, [{}, {}]> : tensor<8x8xf32>
+            return %3 : tensor<8x8xf32>
+          }
+        }
+    "#]].assert_eq(shown.as_str().unwrap());
 }
 
 #[tokio::test]
@@ -329,10 +412,13 @@ async fn extension_hints_conflict_hover_and_the_strategy_setting() {
         2:119 per-device 8x2xf32
         3:4 [{?}, {"y", ?}]
         3:51 per-device 8x2xf32
+        3:51 ⇄ all-slice{"x"}, all-gather{"x"} 32 B
         4:84 → [{?}, {"y", ?}]
         4:105 per-device 8x2xf32
+        5:29 ⇄ all-gather{"y"} 192 B
         8:42 per-device 4x8xf32
         8:117 per-device 2x8xf32
+        9:51 ⇄ all-slice{"y":(1)2}, collective-permute 64 B, all-gather{"y"} 192 B
     "#]]
     .assert_eq(&render_hints(&hints(&mut s, EXTEND).await));
     // Each kind has its setting: extensions off leaves the others.
@@ -398,10 +484,9 @@ async fn modes_on_demand_and_on_save() {
     s.diagnostics_for(URI, 3).await;
     assert!(s.quiet_for(800).await.is_none(), "onSave ran on an edit");
     s.notify("textDocument/didSave", json!({"textDocument": {"uri": URI}})).await;
-    let (d, _) = s.diagnostics_for(URI, 3).await;
-    assert!(d.to_string().contains("needs a reshard"), "{d}");
+    s.diagnostics_for(URI, 3).await;
     let h = render_hints(&hints(&mut s, &text).await);
-    assert!(sharded(&h) > 0 && !h.contains("(stale)"), "{h}");
+    assert!(sharded(&h) > 0 && !h.contains("(stale)") && h.contains('⇄'), "{h}");
 }
 
 /// `onChange`: a burst of edits, each within the debounce of the one before, runs

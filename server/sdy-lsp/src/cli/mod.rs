@@ -8,6 +8,7 @@ macro_rules! complain {
 }
 
 pub mod check;
+pub mod cost;
 pub mod explain;
 pub mod input;
 pub mod opt;

@@ -127,6 +127,7 @@ pub fn server_capabilities(config: &ClientConfig) -> ServerCapabilities {
             commands: vec![
                 super::propagate::PROPAGATE.to_string(),
                 super::propagate::SHOW_MODULE.to_string(),
+                super::propagate::SHOW_COMMUNICATION.to_string(),
             ],
             work_done_progress_options: Default::default(),
         }),

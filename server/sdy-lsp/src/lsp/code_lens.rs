@@ -1,11 +1,12 @@
 //! `textDocument/codeLens`: above each function, "Propagate shardings" (the
 //! `sdy.propagate` command), and above the first function of each `// -----` chunk the
-//! state of its propagation: "propagated (v12, pipeline) · show module", "stale:
+//! state of its propagation; with a fresh run, above each function its cost
+//! (collectives and bytes per device, memory; the `sdy.showCommunication` command) and: "propagated (v12, pipeline) · show module", "stale:
 //! propagated v12, the text changed since", or the failure.
 
 use super::analysis::Analyzed;
 use super::capabilities::ClientConfig;
-use super::propagate::{DocResult, PROPAGATE, SHOW_MODULE};
+use super::propagate::{DocResult, PROPAGATE, SHOW_COMMUNICATION, SHOW_MODULE};
 use super::settings::{Mode, Settings};
 use serde_json::json;
 use tower_lsp::lsp_types::{CodeLens, Command, Position, Range, Url};
@@ -37,10 +38,20 @@ pub fn code_lenses(
                 arguments: args(strategy.name()),
             };
             out.push(CodeLens { range, command: Some(command), data: None });
+            let run = result.and_then(|res| res.run_for(a, i));
+            let cost = run.filter(|r| r.1).and_then(|r| r.0.cost.as_ref());
+            if let Some(fc) = cost.and_then(|c| c.function_at(model.op(f).start)) {
+                let command = Command {
+                    title: sdy_analysis::cost::text::function_lens(fc),
+                    command: SHOW_COMMUNICATION.into(),
+                    arguments: args(strategy.name()),
+                };
+                out.push(CodeLens { range, command: Some(command), data: None });
+            }
             if k > 0 {
                 continue;
             }
-            let Some((run, fresh)) = result.and_then(|res| res.run_for(a, i)) else { continue };
+            let Some((run, fresh)) = run else { continue };
             let s = run.prop.strategy.name();
             let command = if run.prop.failed {
                 let why = run

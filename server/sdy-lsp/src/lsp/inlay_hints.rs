@@ -55,6 +55,8 @@ pub fn hints(
             HintKind::Shape => settings.shape_hints,
             HintKind::Sharding => settings.sharding_hints,
             HintKind::Extension => settings.extension_hints,
+            HintKind::Communication => settings.communication_hints,
+            HintKind::Memory => settings.memory_hints,
         };
         kind && !(settings.compact_hints && h.follows_operand)
     };

@@ -40,6 +40,7 @@ pub mod capabilities;
 pub mod code_actions;
 pub mod code_lens;
 pub mod completion;
+pub mod cost_hover;
 pub mod definition;
 pub mod diagnostics;
 pub mod documents;

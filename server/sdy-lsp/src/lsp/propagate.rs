@@ -25,9 +25,12 @@
 //!   open).
 //!
 //! Results feed the inlay hints (inlay_hints.rs), the code lenses (code_lens.rs), the
-//! hover (propagation_hover.rs, through [`lookup`]) and diagnostics: the reshards a
-//! conflict leaves and the passes' warnings are appended to the verifier's diagnostics
-//! of the document by the publisher ([`Propagator::extra_diagnostics`]).
+//! hover (propagation_hover.rs, through [`lookup`]) and diagnostics: the passes'
+//! warnings (and an export failure of the cost view) are appended to the verifier's
+//! diagnostics of the document by the publisher ([`Propagator::extra_diagnostics`]).
+//! Each run also computes what its result costs (`sdy_analysis::cost`: the collectives
+//! Shardy's export inserts, memory), shown by the hints, hovers, lenses and
+//! `sdy.showCommunication`.
 
 use super::analysis::{Analyzed, ChunkResult};
 use super::capabilities::ClientConfig;
@@ -37,6 +40,7 @@ use super::outgoing::{Outbox, Outgoing};
 use super::panic::guard;
 use super::position::Text;
 use super::settings::{self, Mode};
+use sdy_analysis::cost::{self, Cost};
 use sdy_analysis::diag::{Origin, Severity};
 use sdy_analysis::propagation::editor::{self, hints, ChunkPropagation, Control, Flow, Strategy};
 use sdy_analysis::ChunkAnalysis;
@@ -49,8 +53,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tower_lsp::lsp_types::{
-    Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, InitializeParams, Location,
-    MessageType, NumberOrString, Url,
+    Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, InitializeParams, MessageType,
+    NumberOrString, Url,
 };
 use tower_lsp::Client;
 
@@ -58,6 +62,8 @@ use tower_lsp::Client;
 pub const PROPAGATE: &str = "sdy.propagate";
 /// `sdy.showPropagatedModule`: the text `opt` prints for the document.
 pub const SHOW_MODULE: &str = "sdy.showPropagatedModule";
+/// `sdy.showCommunication`: the propagated module with Shardy's explicit collectives.
+pub const SHOW_COMMUNICATION: &str = "sdy.showCommunication";
 /// How long `onChange` waits for quiet after an edit.
 const CHANGE_DEBOUNCE: Duration = Duration::from_millis(400);
 /// The longest a run pauses for one edit (in case its diagnostics never come).
@@ -74,6 +80,8 @@ pub struct ChunkRun {
     pub src: String,
     pub analysis: ChunkAnalysis,
     pub prop: ChunkPropagation,
+    /// What the propagated module costs (`None` when propagation failed).
+    pub cost: Option<Cost>,
     /// All its inlay hints, sorted by offset.
     pub hints: Vec<hints::Hint>,
     /// The document version it ran on.
@@ -650,15 +658,20 @@ impl Propagator {
                     &control,
                 )
                 .ok()?;
-                let hints = hints::propagated(&job.analysis.model, &prop, &prop.meshes);
-                Some((prop, hints))
+                let mut hints = hints::propagated(&job.analysis.model, &prop, &prop.meshes);
+                let cost = cost::of_propagation(&job.src, &job.analysis.model, &prop);
+                if let Some(c) = &cost {
+                    hints.extend(cost::hints::hints(&job.analysis.model, &job.src, c));
+                    hints.sort_by_key(|h| h.offset);
+                }
+                Some((prop, cost, hints))
             });
             let run = match run {
                 Ok(Some(run)) => Ok(run),
                 Ok(None) => return stopped(),
                 Err(e) => Err(e),
             };
-            if let Ok((prop, hints)) = run {
+            if let Ok((prop, cost, hints)) = run {
                 chunks[job.index] = Some(Arc::new(ChunkRun {
                     key: job.key,
                     index: job.index,
@@ -666,6 +679,7 @@ impl Propagator {
                     src: job.src,
                     analysis: job.analysis,
                     prop,
+                    cost,
                     hints,
                     version,
                     elapsed: t.elapsed(),
@@ -763,8 +777,8 @@ impl Propagator {
     }
 
     /// The propagation diagnostics of revision `rev` of `uri` (fresh chunks only): the
-    /// reshards conflicts leave and the function arguments and results that end up
-    /// replicated (information), and the passes' warnings and failures.
+    /// function arguments and results that end up replicated (information), an export
+    /// failure of the cost view, and the passes' warnings and failures.
     pub fn extra_diagnostics(&self, uri: &Url, rev: u64) -> Vec<Diagnostic> {
         {
             // The edit is analysed: a paused run may go on.
@@ -792,37 +806,16 @@ impl Propagator {
         for (i, c) in a.chunks.iter().enumerate() {
             let Some((run, true)) = result.run_for(a, i) else { continue };
             let base = c.span.start;
-            for r in &run.prop.reshards {
-                let related: Vec<DiagnosticRelatedInformation> = r
-                    .notes
-                    .iter()
-                    .map(|n| DiagnosticRelatedInformation {
-                        location: Location {
-                            uri: uri.clone(),
-                            range: text.range(n.span.shift(base)),
-                        },
-                        message: n.message.clone(),
-                    })
-                    .collect();
-                let mut message = r.message.clone();
-                if !config.related_information {
-                    for n in &r.notes {
-                        let p = text.position(n.span.start + base);
-                        message.push_str(&format!(
-                            "\nnote ({}:{}): {}",
-                            p.line + 1,
-                            p.character + 1,
-                            n.message
-                        ));
-                    }
-                }
+            if let Some((at, message)) = run.cost.as_ref().and_then(|c| c.failure.as_ref()) {
+                let span = Span::new(*at, *at).shift(base);
+                let message = format!("the cost view's export failed: {message}");
                 out.push(diagnostic(
                     &text,
-                    r.span.shift(base),
+                    span,
                     DiagnosticSeverity::INFORMATION,
-                    "reshard",
+                    "cost",
                     message,
-                    (config.related_information && !related.is_empty()).then_some(related),
+                    None,
                 ));
             }
             let line_of = |o: u32| Some(text.position(o + base).line + 1);
@@ -1033,6 +1026,31 @@ pub fn printed_module(r: &DocResult) -> String {
         } else {
             parts.push(run.prop.printed().to_string());
         }
+    }
+    parts.join("// -----\n")
+}
+
+/// The modules with Shardy's explicit collectives of a propagated document, chunks
+/// joined by `// -----`, each function headed by its cost.
+pub fn communication_module(r: &DocResult) -> String {
+    let mut parts = Vec::new();
+    for run in &r.chunks {
+        let Some(c) = run.as_ref().and_then(|run| run.cost.as_ref()) else {
+            parts.push("// sdy-lsp: this chunk could not be propagated\n".to_string());
+            continue;
+        };
+        let mut s = String::new();
+        for f in &c.functions {
+            s.push_str(&format!("// @{}: {}\n", f.name, cost::text::function_lens(f)));
+        }
+        match &c.failure {
+            Some((_, message)) => s.push_str(&format!(
+                "// sdy-lsp: the export failed: {}\n",
+                message.replace('\n', " ")
+            )),
+            None => s.push_str(c.printed()),
+        }
+        parts.push(s);
     }
     parts.join("// -----\n")
 }

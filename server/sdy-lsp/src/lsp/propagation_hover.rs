@@ -42,6 +42,7 @@ pub fn hover(cx: &HoverCtx) -> Option<HoverResult> {
         }
         markdown.push_str(&why::explain(model, &cx.chunk.src, &run.prop, v, false, &locate));
     }
+    super::cost_hover::append(&mut markdown, &run, model, &target, found.iter().map(|f| f.0.site));
     let span = base.map_or_else(|| target.range(model), |e| e.range);
     Some(HoverResult { span, markdown })
 }

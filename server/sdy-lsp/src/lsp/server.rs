@@ -267,7 +267,9 @@ impl LanguageServer for Server {
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
         let command = params.command.as_str();
-        if command != propagate::PROPAGATE && command != propagate::SHOW_MODULE {
+        if ![propagate::PROPAGATE, propagate::SHOW_MODULE, propagate::SHOW_COMMUNICATION]
+            .contains(&command)
+        {
             return Err(Error::invalid_params(format!("unknown command {command:?}")));
         }
         let (uri, strategy) =
@@ -293,8 +295,13 @@ impl LanguageServer for Server {
                 }
             },
         };
+        let communication = command == propagate::SHOW_COMMUNICATION;
         let text = panic::blocking("sdy.showPropagatedModule", &self.out, move || {
-            propagate::printed_module(&result)
+            if communication {
+                propagate::communication_module(&result)
+            } else {
+                propagate::printed_module(&result)
+            }
         });
         Ok(Some(Value::String(text.await?)))
     }

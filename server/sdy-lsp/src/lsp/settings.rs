@@ -48,6 +48,10 @@ pub struct Settings {
     pub extension_hints: bool,
     /// Leave out the hints of op results sharded like one of their operands.
     pub compact_hints: bool,
+    /// `⇄ all-gather{"x"} 4 MiB` after ops the export inserts collectives for.
+    pub communication_hints: bool,
+    /// `▣ 2 MiB` after ops: their results' bytes per device.
+    pub memory_hints: bool,
 }
 
 impl Default for Settings {
@@ -60,6 +64,8 @@ impl Default for Settings {
             sharding_hints: true,
             extension_hints: true,
             compact_hints: false,
+            communication_hints: true,
+            memory_hints: false,
         }
     }
 }
@@ -89,6 +95,12 @@ impl Settings {
         }
         if let Some(b) = h["compact"].as_bool() {
             self.compact_hints = b;
+        }
+        if let Some(b) = h["communication"].as_bool() {
+            self.communication_hints = b;
+        }
+        if let Some(b) = h["memory"].as_bool() {
+            self.memory_hints = b;
         }
     }
 

@@ -4,7 +4,10 @@
 //!   name, a function argument's or result's type), the sharding propagation gave it;
 //! * [`HintKind::Extension`]: after a written sharding that propagation changed
 //!   (an open dimension extended, an export pass closing or narrowing it), the result;
-//! * [`HintKind::Shape`]: after a sharded value's type, its per-device shape.
+//! * [`HintKind::Shape`]: after a sharded value's type, its per-device shape;
+//! * [`HintKind::Communication`] and [`HintKind::Memory`]: at the end of an op's line,
+//!   the collectives the export inserts for it and its results' bytes per device
+//!   (made by [`crate::cost::hints`]).
 //!
 //! Labels are the sharding without its mesh (`[{"x"}, {?}]`; `@m [...]` when the chunk
 //! has more than one mesh), `#i ` in front for one result of several, and `a | b` when
@@ -24,6 +27,8 @@ pub enum HintKind {
     Sharding,
     Extension,
     Shape,
+    Communication,
+    Memory,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,7 +1,8 @@
 //! Propagation for the editor: one `// -----` chunk through the same pass `opt` runs
 //! for a strategy, with the result mapped back onto the source (per function
 //! argument, function result and op result: the sharding `opt` prints for it, where its
-//! axes came from, what a conflict dropped) and the reshards a conflict leaves.
+//! axes came from, what a conflict dropped). What the result costs (the collectives
+//! Shardy's export inserts, memory) is [`crate::cost`].
 //!
 //! ```text
 //! let p = propagate(src, &chunk, &model, &diagnostics, Strategy::Pipeline);
@@ -137,8 +138,6 @@ pub struct ChunkPropagation {
     pub diagnostics: Vec<Diagnostic>,
     /// Per source value, in source order.
     pub values: Vec<ValueResult>,
-    /// Where a conflict leaves tensors of an op sharded differently (communication).
-    pub reshards: Vec<reshards::Reshard>,
     /// The meshes of the module, by name.
     pub meshes: HashMap<String, Mesh>,
     /// What the run recorded about origins and conflicts, read on demand (a hover, a
@@ -155,6 +154,11 @@ impl ChunkPropagation {
             Some(m) if !self.failed => crate::print::print_module(m),
             _ => String::new(),
         })
+    }
+
+    /// The propagated module (`None` when the pass failed).
+    pub fn module(&self) -> Option<&Module> {
+        self.module.as_ref().filter(|_| !self.failed)
     }
 
     /// The result for `site`.
@@ -209,7 +213,6 @@ impl ChunkPropagation {
             failed: true,
             diagnostics,
             values: Vec::new(),
-            reshards: Vec::new(),
             meshes: HashMap::new(),
             explained: Explained::default(),
             module: None,
@@ -290,13 +293,11 @@ pub fn propagate_with(
     }
     let g = Graph::build(&m);
     let values = sites::results(model, &m, &g, &written);
-    let reshards = reshards::find(model, &m, &g, &values, &explained);
     Ok(ChunkPropagation {
         strategy,
         failed: false,
         diagnostics: diags,
         values,
-        reshards,
         meshes: g.meshes.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         explained,
         module: Some(m),
