@@ -537,3 +537,78 @@ pub const CONFLICTING_SINGLE_DEVICE_RESULTS: &str =
 pub fn single_device_func_io(kind: &str, index: usize) -> String {
     format!("function {kind} {index} cannot have a single-device (maximal) sharding attribute")
 }
+
+// ----- StableHLO's traits, type inference and verifiers (`verify::stablehlo`) -----
+
+pub const COMPATIBLE_ELEMENT_TYPES_OPERANDS_RESULTS: &str =
+    "requires compatible element types for all operands and results";
+pub const COMPATIBLE_ELEMENT_TYPES_OPERANDS: &str =
+    "requires compatible element types for all operands";
+pub const SAME_ELEMENT_TYPE_OPERANDS_RESULTS: &str =
+    "requires the same element type for all operands and results";
+pub const SAME_SHAPE_AND_BASE_TYPE: &str =
+    "all non-scalar operands/results must have the same shape and base type";
+pub fn compare_result_not_bool(ty: &str) -> String {
+    format!("result #0 must be ranked tensor of bool values, but got {ty}")
+}
+pub fn broadcast_dims_size(size: usize, rank: usize) -> String {
+    format!("broadcast_dimensions size ({size}) does not match operand rank ({rank})")
+}
+pub const BROADCAST_DIMS_DUPLICATES: &str = "broadcast_dimensions should not have duplicates";
+pub fn broadcast_dims_invalid(dim: i64, rank: usize) -> String {
+    format!("broadcast_dimensions contains invalid value {dim} for result with rank {rank}")
+}
+pub fn broadcast_operand_dim(i: usize, size: i64, dim: i64, result_size: i64) -> String {
+    format!(
+        "size of operand dimension {i} ({size}) is not equal to 1 or size of result dimension {dim} ({result_size})"
+    )
+}
+pub fn transpose_rank(rank: usize, size: usize) -> String {
+    format!("TransposeOp operand rank {rank} does not match permutation size {size}")
+}
+pub fn not_a_permutation(range: &str, got: &str) -> String {
+    format!("attribute permutation must be a permutation of [{range}] but got {got}")
+}
+pub fn reshape_elements(result: i64, operand: i64) -> String {
+    format!(
+        "number of output elements ({result}) doesn't match expected number of elements ({operand})"
+    )
+}
+pub const CONCAT_RANK_0: &str = "rank-0 values cannot be concatenated";
+pub fn concat_dim_out_of_bounds(dim: i64, rank: usize) -> String {
+    format!("dimension {dim} is out-of-bounds for input rank {rank}")
+}
+pub fn concat_rank_mismatch(i: usize) -> String {
+    format!("operands (0) and ({i}) do not match rank")
+}
+pub fn concat_shape_mismatch(i: usize, d: usize, first: &str, other: &str) -> String {
+    format!(
+        "shapes of operand (0) and ({i}) are not compatible at non-concat index {d}: ({first}) != ({other})"
+    )
+}
+pub fn slice_start_count(count: usize, rank: usize) -> String {
+    format!(
+        "the number of elements in start_indices ({count}) does not match the rank of the operand ({rank})"
+    )
+}
+pub fn slice_limit_too_large(limit: i64, size: i64, dim: usize) -> String {
+    format!("limit index {limit} is larger than dimension size {size} in dimension {dim}")
+}
+pub const DOT_BATCHING_COUNT: &str =
+    "lhs and rhs should have the same number of batching dimensions";
+pub const DOT_CONTRACTING_COUNT: &str =
+    "lhs and rhs should have the same number of contracting dimensions";
+pub fn dot_duplicated_dim(side: &str, dim: i64) -> String {
+    format!(
+        "has duplicated dimension from {side}_batching_dimensions and {side}_contracting_dimensions: {dim}"
+    )
+}
+pub fn dot_dim_out_of_range(name: &str, dim: i64, rank: usize) -> String {
+    format!("{name} value: {dim} is out of range: [0, {rank})")
+}
+pub const DOT_BATCHING_SIZES: &str = "batching dimension sizes must match for lhs/rhs";
+pub const DOT_CONTRACTING_SIZES: &str = "contracting dimension sizes must match for lhs/rhs";
+pub const DOT_RANKS: &str = "expected both lhs/rhs ranks to be either 1 or 2";
+pub fn inferred_shape_incompatible(shape: &str, ty: &str) -> String {
+    format!("inferred shape '[{shape}]' is incompatible with return type of operation {ty}")
+}

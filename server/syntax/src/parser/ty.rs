@@ -20,7 +20,7 @@ impl<'s> Parser<'s> {
     /// At `tensor<...>` with no bracket inside whose spelling was met before in this
     /// parse: the type, with the cursor moved past it, without stepping through its tokens
     /// (most types of a file are repeats). `None`, the cursor unmoved, otherwise.
-    fn known_plain_tensor(&mut self) -> Option<Type> {
+    pub(crate) fn known_plain_tensor(&mut self) -> Option<Type> {
         if !self.at_keyword("tensor") || self.nth_kind(1) != TokenKind::Less {
             return None;
         }
@@ -40,7 +40,7 @@ impl<'s> Parser<'s> {
         Some(Type { span: Span::new(start - self.base, end - self.base), kind })
     }
 
-    /// Parses a type; reports `expected type` and returns `None` when there is none.
+    /// Parses a type; reports MLIR's `expected non-function type` and returns `None` when there is none.
     pub(crate) fn parse_type(&mut self) -> Option<Type> {
         let start = self.peek().start;
         // Seen this exact tensor type before: skip it without re-reading the shape.
@@ -93,7 +93,7 @@ impl<'s> Parser<'s> {
             TokenKind::BareId => {
                 let name = self.text(start_tok);
                 if !is_builtin_type_name(name) {
-                    self.error_expected("type");
+                    self.error_expected("non-function type");
                     return None;
                 }
                 self.bump();
@@ -140,7 +140,7 @@ impl<'s> Parser<'s> {
                 Some(TypeKind::Other(self.text_from(start_tok.start).into()))
             }
             _ => {
-                self.error_expected("type");
+                self.error_expected("non-function type");
                 None
             }
         }

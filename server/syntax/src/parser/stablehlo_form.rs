@@ -1,0 +1,561 @@
+//! StableHLO custom forms read strictly, as MLIR reads them: the first mistake gives
+//! MLIR's message at MLIR's position. The tolerant scanner (`scan_custom`) still builds
+//! the op; this check only decides whether, and where, the form is wrong.
+//!
+//! Each op's grammar is a list of [`Step`]s (StableHLO's `assemblyFormat`s). Positions
+//! follow MLIR's `emitWrongTokenError`: an unexpected token is reported where the
+//! previous token ends.
+
+use super::Parser;
+use crate::lexer::TokenKind;
+use crate::span::Span;
+
+/// One piece of a custom form.
+#[derive(Clone, Copy)]
+enum Step {
+    /// `%x` (or `%x#0`).
+    Operand,
+    /// `operands`: `%a, %b` (possibly none).
+    Operands,
+    /// VariadicOperandWithAttribute: `%a, %b,` (each operand followed by a comma).
+    OperandsWithComma,
+    Comma,
+    Equal,
+    Keyword(&'static str),
+    /// `[1, 2]` (a dense i64 array).
+    IntArray,
+    /// An integer.
+    Int,
+    /// A bare keyword of an enum (`GT`, `FLOAT`).
+    EnumKeyword,
+    /// `(`, `, compare_type` after compare's operands: optional.
+    OptionalCommaKeyword,
+    /// dot_general's dimension numbers.
+    DotDims,
+    /// `, precision = [...]` / `, algorithm = <...>`: optional, not checked.
+    OptionalTail,
+    /// `[0:8, 0:4:2]`.
+    SliceRanges,
+    /// The optional attribute dictionary, then `:`.
+    Colon,
+    /// `functional-type(operands, results)`.
+    FunctionType,
+    /// `custom<SameOperandsAndResultType>`: a type, or a function type.
+    SameType,
+    /// A list of types (select's `T1, T2`) or a function type.
+    TypeList,
+    /// One type.
+    Type,
+}
+
+use Step::*;
+
+const UNARY: &[Step] = &[Operand, Colon, SameType];
+const BINARY: &[Step] = &[Operand, Comma, Operand, Colon, SameType];
+const TERNARY: &[Step] = &[Operand, Comma, Operand, Comma, Operand, Colon, SameType];
+const OPERANDS_FN: &[Step] = &[Operands, Colon, FunctionType];
+
+/// The grammar of a StableHLO op written in custom form (`name` without the dialect),
+/// for the ops whose form has no region and is checked here.
+fn grammar(name: &str) -> Option<&'static [Step]> {
+    Some(match name {
+        "abs"
+        | "cbrt"
+        | "ceil"
+        | "convert"
+        | "count_leading_zeros"
+        | "cosine"
+        | "exponential"
+        | "exponential_minus_one"
+        | "floor"
+        | "imag"
+        | "log"
+        | "log_plus_one"
+        | "logistic"
+        | "not"
+        | "negate"
+        | "popcnt"
+        | "real"
+        | "round_nearest_afz"
+        | "round_nearest_even"
+        | "rsqrt"
+        | "sign"
+        | "sine"
+        | "sqrt"
+        | "tan"
+        | "tanh" => UNARY,
+        "add"
+        | "atan2"
+        | "divide"
+        | "maximum"
+        | "minimum"
+        | "multiply"
+        | "power"
+        | "remainder"
+        | "shift_left"
+        | "shift_right_arithmetic"
+        | "shift_right_logical"
+        | "subtract"
+        | "and"
+        | "or"
+        | "xor" => BINARY,
+        "clamp" => TERNARY,
+        "select" => &[Operand, Comma, Operand, Comma, Operand, Colon, TypeList],
+        "compare" => &[
+            EnumKeyword,
+            Comma,
+            Operand,
+            Comma,
+            Operand,
+            OptionalCommaKeyword,
+            Colon,
+            FunctionType,
+        ],
+        "broadcast_in_dim" | "transpose" => {
+            &[Operand, Comma, Keyword("dims"), Equal, IntArray, Colon, FunctionType]
+        }
+        "reverse" => &[Operand, Comma, Keyword("dims"), Equal, IntArray, Colon, SameType],
+        "reshape" | "bitcast_convert" | "is_finite" | "dynamic_update_slice" => OPERANDS_FN,
+        "iota" => &[Keyword("dim"), Equal, Int, Colon, Type],
+        "partition_id" | "replica_id" => &[Colon, Type],
+        "concatenate" => &[OperandsWithComma, Keyword("dim"), Equal, Int, Colon, FunctionType],
+        "dot" => &[Operand, Comma, Operand, OptionalTail, Colon, FunctionType],
+        "dot_general" => {
+            &[Operand, Comma, Operand, Comma, DotDims, OptionalTail, Colon, FunctionType]
+        }
+        "slice" => &[Operand, SliceRanges, Colon, FunctionType],
+        "pad" => &[
+            Operand,
+            Comma,
+            Operand,
+            Comma,
+            Keyword("low"),
+            Equal,
+            IntArray,
+            Comma,
+            Keyword("high"),
+            Equal,
+            IntArray,
+            Comma,
+            Keyword("interior"),
+            Equal,
+            IntArray,
+            Colon,
+            FunctionType,
+        ],
+        _ => return None,
+    })
+}
+
+/// A mistake: where, and MLIR's message (without the `custom op` prefix, which
+/// `prefixed` says to add).
+struct Mistake {
+    span: Span,
+    message: String,
+    prefixed: bool,
+}
+
+type Check = Result<(), Mistake>;
+
+impl Parser<'_> {
+    /// Checks the custom form of StableHLO op `name` (the cursor after the name) and
+    /// reports MLIR's first error; the cursor is left where it was. Whether an error
+    /// was reported.
+    pub(crate) fn check_stablehlo_form(&mut self, full_name: &str, name: &str) -> bool {
+        let Some(steps) = grammar(name) else { return false };
+        let save = self.save();
+        let result = steps.iter().try_for_each(|&s| self.step(s));
+        self.restore(save);
+        match result {
+            Ok(()) => false,
+            Err(m) => {
+                let message = if m.prefixed {
+                    format!("custom op '{full_name}' {}", m.message)
+                } else {
+                    m.message
+                };
+                self.error(m.span, message);
+                true
+            }
+        }
+    }
+
+    /// The error at the end of the previous token (MLIR's `emitWrongTokenError`).
+    fn wrong_token(&self, what: &str) -> Mistake {
+        let pos = self.prev_end().max(self.base);
+        Mistake {
+            span: Span::empty(pos - self.base),
+            message: format!("expected {what}"),
+            prefixed: false,
+        }
+    }
+
+    /// An error at the current token, with the custom op prefix.
+    fn at_token(&self, message: String) -> Mistake {
+        Mistake { span: self.rel(self.peek()), message, prefixed: true }
+    }
+
+    fn need(&mut self, kind: TokenKind, what: &str) -> Check {
+        match self.eat(kind) {
+            Some(_) => Ok(()),
+            None => Err(self.wrong_token(what)),
+        }
+    }
+
+    fn step(&mut self, step: Step) -> Check {
+        match step {
+            Operand => self.strict_operand(),
+            Operands => {
+                if self.at(TokenKind::ValueId) {
+                    self.strict_operand()?;
+                    while self.eat(TokenKind::Comma).is_some() {
+                        self.strict_operand()?;
+                    }
+                }
+                Ok(())
+            }
+            OperandsWithComma => {
+                while self.at(TokenKind::ValueId) {
+                    self.strict_operand()?;
+                    self.need(TokenKind::Comma, "','")?;
+                }
+                Ok(())
+            }
+            Comma => self.need(TokenKind::Comma, "','"),
+            Equal => self.need(TokenKind::Equal, "'='"),
+            Keyword(kw) => {
+                if self.eat_keyword(kw).is_some() {
+                    Ok(())
+                } else {
+                    Err(self.at_token(format!("expected '{kw}'")))
+                }
+            }
+            IntArray => self.int_array(),
+            Int => self.int(),
+            EnumKeyword => {
+                if self.at(TokenKind::BareId) {
+                    self.bump();
+                    Ok(())
+                } else {
+                    Err(self.at_token("expected valid keyword".into()))
+                }
+            }
+            OptionalCommaKeyword => {
+                if self.eat(TokenKind::Comma).is_some() {
+                    return self.step(EnumKeyword);
+                }
+                Ok(())
+            }
+            DotDims => self.dot_dims(),
+            OptionalTail => {
+                // precision_config / algorithm: read by the attribute parser elsewhere.
+                while !self.at_eof() && !self.at(TokenKind::Colon) && !self.at(TokenKind::LBrace) {
+                    if self.nl_before() {
+                        break;
+                    }
+                    self.skip_balanced();
+                }
+                Ok(())
+            }
+            SliceRanges => self.slice_ranges(),
+            Colon => {
+                if self.at(TokenKind::LBrace) {
+                    self.skip_balanced();
+                }
+                self.need(TokenKind::Colon, "':'")
+            }
+            FunctionType => {
+                let start = self.peek();
+                let is_fn = self.strict_type()?;
+                if !is_fn {
+                    let text = self.text_from(start.start).to_string();
+                    return Err(Mistake {
+                        span: self.rel(start),
+                        message: format!(
+                            "invalid kind of type specified: expected builtin.function, but found '{text}'"
+                        ),
+                        prefixed: true,
+                    });
+                }
+                Ok(())
+            }
+            SameType | Type => self.strict_type().map(|_| ()),
+            TypeList => {
+                if self.strict_type()? {
+                    return Ok(());
+                }
+                while self.eat(TokenKind::Comma).is_some() {
+                    self.strict_type()?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn strict_operand(&mut self) -> Check {
+        if !self.at(TokenKind::ValueId) {
+            return Err(self.wrong_token("SSA operand"));
+        }
+        let t = self.bump();
+        let next = self.peek();
+        if next.kind == TokenKind::HashId && next.start == t.end {
+            self.bump();
+        }
+        Ok(())
+    }
+
+    fn int(&mut self) -> Check {
+        if self.at(TokenKind::Integer) || self.at(TokenKind::HexInteger) {
+            self.bump();
+            return Ok(());
+        }
+        if self.at(TokenKind::Minus) && self.nth_kind(1) == TokenKind::Integer {
+            self.bump();
+            self.bump();
+            return Ok(());
+        }
+        Err(self.at_token("expected integer value".into()))
+    }
+
+    /// `[` (integer (`,` integer)*)? `]`.
+    fn int_array(&mut self) -> Check {
+        self.need(TokenKind::LBracket, "'['")?;
+        if self.eat(TokenKind::RBracket).is_some() {
+            return Ok(());
+        }
+        loop {
+            self.int()?;
+            if self.eat(TokenKind::Comma).is_some() {
+                continue;
+            }
+            return self.need(TokenKind::RBracket, "']'");
+        }
+    }
+
+    /// `(batching_dims = [..] x [..] ,)? contracting_dims = [..] x [..]`.
+    fn dot_dims(&mut self) -> Check {
+        let pair = |p: &mut Self| -> Check {
+            p.step(Equal)?;
+            p.int_array()?;
+            if p.eat_keyword("x").is_none() {
+                return Err(p.at_token("expected 'x'".into()));
+            }
+            p.int_array()
+        };
+        if self.eat_keyword("batching_dims").is_some() {
+            pair(self)?;
+            self.need(TokenKind::Comma, "','")?;
+        }
+        if self.eat_keyword("contracting_dims").is_none() {
+            return Err(self.at_token("expected 'contracting_dims'".into()));
+        }
+        pair(self)
+    }
+
+    /// `[` (start `:` limit (`:` stride)?)* `]`.
+    fn slice_ranges(&mut self) -> Check {
+        self.need(TokenKind::LBracket, "'['")?;
+        if self.eat(TokenKind::RBracket).is_some() {
+            return Ok(());
+        }
+        loop {
+            self.int()?;
+            self.need(TokenKind::Colon, "':'")?;
+            self.int()?;
+            if self.eat(TokenKind::Colon).is_some() {
+                self.int()?;
+            }
+            if self.eat(TokenKind::RBracket).is_some() {
+                return Ok(());
+            }
+            self.need(TokenKind::Comma, "','")?;
+        }
+    }
+
+    /// One type, read as MLIR's type parser reads it. Whether it is a function type.
+    fn strict_type(&mut self) -> Result<bool, Mistake> {
+        match self.kind() {
+            TokenKind::LParen => {
+                self.bump();
+                if self.eat(TokenKind::RParen).is_none() {
+                    loop {
+                        self.strict_type()?;
+                        if self.eat(TokenKind::Comma).is_some() {
+                            continue;
+                        }
+                        self.need(TokenKind::RParen, "')'")?;
+                        break;
+                    }
+                }
+                self.need(TokenKind::Arrow, "'->' in function type")?;
+                if self.at(TokenKind::LParen) {
+                    self.bump();
+                    if self.eat(TokenKind::RParen).is_none() {
+                        loop {
+                            self.strict_non_function_type()?;
+                            if self.eat(TokenKind::Comma).is_some() {
+                                continue;
+                            }
+                            self.need(TokenKind::RParen, "')'")?;
+                            break;
+                        }
+                    }
+                } else {
+                    self.strict_non_function_type()?;
+                }
+                Ok(true)
+            }
+            _ => self.strict_non_function_type().map(|_| false),
+        }
+    }
+
+    fn strict_non_function_type(&mut self) -> Check {
+        if self.at_keyword("tensor") {
+            return self.strict_tensor_type();
+        }
+        match self.kind() {
+            TokenKind::BangId => {
+                self.bump();
+                if self.at(TokenKind::Less) {
+                    self.skip_balanced();
+                }
+                Ok(())
+            }
+            TokenKind::BareId if super::ty::is_builtin_type_name(self.peek_text()) => {
+                self.bump();
+                if self.at(TokenKind::Less) {
+                    self.skip_balanced();
+                }
+                Ok(())
+            }
+            _ => Err(self.wrong_token("non-function type")),
+        }
+    }
+
+    /// `tensor<8x?xf32, #enc>`, read character by character between the brackets (the
+    /// lexer splits shapes into odd tokens). A spelling met before is known good.
+    fn strict_tensor_type(&mut self) -> Check {
+        if self.known_plain_tensor().is_some() {
+            return Ok(());
+        }
+        let tensor = self.bump();
+        if !self.at(TokenKind::Less) {
+            return Err(self.wrong_token("'<' in tensor type"));
+        }
+        let src = self.src.as_bytes();
+        let mut i = self.peek().end as usize;
+        let skip_ws = |i: &mut usize| {
+            while *i < src.len() && matches!(src[*i], b' ' | b'\t' | b'\r' | b'\n') {
+                *i += 1;
+            }
+        };
+        // MLIR's position for an unexpected token: after the previous one.
+        let err_at = |p: &Self, prev_end: usize, what: &str| Mistake {
+            span: Span::empty(prev_end as u32 - p.base),
+            message: format!("expected {what}"),
+            prefixed: false,
+        };
+        let mut prev_end = i;
+        skip_ws(&mut i);
+        if src.get(i) == Some(&b'*') {
+            i += 1;
+            prev_end = i;
+            skip_ws(&mut i);
+            if src.get(i) != Some(&b'x') {
+                return Err(err_at(self, prev_end, "'x' in dimension list"));
+            }
+            i += 1;
+            prev_end = i;
+        } else {
+            loop {
+                skip_ws(&mut i);
+                let start = i;
+                if src.get(i) == Some(&b'?') {
+                    i += 1;
+                } else {
+                    while i < src.len() && src[i].is_ascii_digit() {
+                        i += 1;
+                    }
+                    if i == start {
+                        break;
+                    }
+                }
+                prev_end = i;
+                skip_ws(&mut i);
+                if src.get(i) != Some(&b'x') {
+                    return Err(err_at(self, prev_end, "'x' in dimension list"));
+                }
+                i += 1;
+                prev_end = i;
+            }
+        }
+        // The element type: an identifier (or `!dialect.type`), maybe with `<...>`.
+        skip_ws(&mut i);
+        let start = i;
+        if src.get(i) == Some(&b'!') {
+            i += 1;
+        }
+        while i < src.len()
+            && (src[i].is_ascii_alphanumeric() || matches!(src[i], b'_' | b'.' | b'$'))
+        {
+            i += 1;
+        }
+        let word = &self.src[start..i];
+        if word.is_empty()
+            || !(word.starts_with('!') || super::ty::is_builtin_type_name(word))
+            || word == "tensor"
+        {
+            return Err(err_at(self, prev_end, "non-function type"));
+        }
+        if src.get(i) == Some(&b'<') {
+            let mut depth = 0;
+            while i < src.len() {
+                match src[i] {
+                    b'<' => depth += 1,
+                    b'>' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            i += 1;
+                            break;
+                        }
+                    }
+                    b'\n' => break,
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        prev_end = i;
+        skip_ws(&mut i);
+        if src.get(i) == Some(&b',') {
+            // An encoding: any attribute up to the closing `>`.
+            let mut depth = 0;
+            while i < src.len() && src[i] != b'\n' {
+                match src[i] {
+                    b'<' | b'(' | b'[' | b'{' => depth += 1,
+                    b')' | b']' | b'}' => depth -= 1,
+                    b'>' if depth == 0 => break,
+                    b'>' => depth -= 1,
+                    _ => {}
+                }
+                i += 1;
+            }
+            prev_end = i;
+        }
+        if src.get(i) != Some(&b'>') {
+            return Err(err_at(self, prev_end, "'>' in tensor type"));
+        }
+        let end = i as u32 + 1;
+        let _ = tensor;
+        // Move past the type's tokens.
+        while !self.at_eof() && self.peek().start < end {
+            self.bump();
+        }
+        if self.prev_end() != end {
+            // The `>` was inside a token (`->`): MLIR's lexer splits it the same way,
+            // but the tokens do not line up with the type; call it malformed there.
+            return Err(err_at(self, prev_end, "'>' in tensor type"));
+        }
+        Ok(())
+    }
+}
