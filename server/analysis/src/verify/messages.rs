@@ -612,3 +612,12 @@ pub const DOT_RANKS: &str = "expected both lhs/rhs ranks to be either 1 or 2";
 pub fn inferred_shape_incompatible(shape: &str, ty: &str) -> String {
     format!("inferred shape '[{shape}]' is incompatible with return type of operation {ty}")
 }
+pub fn pad_low_length(len: usize, rank: usize) -> String {
+    format!("edge_padding_low length ({len}) must match operand rank ({rank})")
+}
+pub fn reduce_dim_out_of_bounds(dim: i64, rank: usize) -> String {
+    format!("Out-of-bounds dimension {dim}, expected to be in range [0, {rank})")
+}
+pub fn reduce_duplicate_dim(dim: i64) -> String {
+    format!("Duplicate reduction dimension: {dim}")
+}

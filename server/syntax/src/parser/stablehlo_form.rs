@@ -24,16 +24,22 @@ enum Step {
     Keyword(&'static str),
     /// `[1, 2]` (a dense i64 array).
     IntArray,
-    /// An integer.
-    Int,
+    /// An integer attribute (`dim = 1`).
+    IntAttr,
+    /// `, precision = [DEFAULT, ...]`, `, algorithm = <...>`: optional.
+    Precision,
+    /// `@target(%a, %b)`: custom_call's callee and operands.
+    CallTarget,
+    /// constant's `{attrs}? dense<...>`, then `:` and the type.
+    Constant,
+    /// reduce's `(%x init: %y)` groups, then `applies op` or nothing.
+    ReduceHead,
     /// A bare keyword of an enum (`GT`, `FLOAT`).
     EnumKeyword,
     /// `(`, `, compare_type` after compare's operands: optional.
     OptionalCommaKeyword,
     /// dot_general's dimension numbers.
     DotDims,
-    /// `, precision = [...]` / `, algorithm = <...>`: optional, not checked.
-    OptionalTail,
     /// `[0:8, 0:4:2]`.
     SliceRanges,
     /// The optional attribute dictionary, then `:`.
@@ -116,13 +122,33 @@ fn grammar(name: &str) -> Option<&'static [Step]> {
         }
         "reverse" => &[Operand, Comma, Keyword("dims"), Equal, IntArray, Colon, SameType],
         "reshape" | "bitcast_convert" | "is_finite" | "dynamic_update_slice" => OPERANDS_FN,
-        "iota" => &[Keyword("dim"), Equal, Int, Colon, Type],
+        "iota" => &[Keyword("dim"), Equal, IntAttr, Colon, Type],
         "partition_id" | "replica_id" => &[Colon, Type],
-        "concatenate" => &[OperandsWithComma, Keyword("dim"), Equal, Int, Colon, FunctionType],
-        "dot" => &[Operand, Comma, Operand, OptionalTail, Colon, FunctionType],
-        "dot_general" => {
-            &[Operand, Comma, Operand, Comma, DotDims, OptionalTail, Colon, FunctionType]
-        }
+        "concatenate" => &[OperandsWithComma, Keyword("dim"), Equal, IntAttr, Colon, FunctionType],
+        "dot" => &[Operand, Comma, Operand, Precision, Colon, FunctionType],
+        "dot_general" => &[Operand, Comma, Operand, Comma, DotDims, Precision, Colon, FunctionType],
+        "dynamic_slice" => &[
+            Operand,
+            Comma,
+            OperandsWithComma,
+            Keyword("sizes"),
+            Equal,
+            IntArray,
+            Colon,
+            FunctionType,
+        ],
+        "custom_call" => &[CallTarget, Colon, FunctionType],
+        "optimization_barrier" => &[Operands, Colon, TypeList],
+        "constant" => &[Constant],
+        "reduce" => &[
+            ReduceHead,
+            Keyword("across"),
+            Keyword("dimensions"),
+            Equal,
+            IntArray,
+            Colon,
+            FunctionType,
+        ],
         "slice" => &[Operand, SliceRanges, Colon, FunctionType],
         "pad" => &[
             Operand,
@@ -231,7 +257,36 @@ impl Parser<'_> {
                 }
             }
             IntArray => self.int_array(),
-            Int => self.int(),
+            IntAttr => {
+                if self.at(TokenKind::Minus) {
+                    self.bump();
+                }
+                if self.eat(TokenKind::Integer).is_some() {
+                    return Ok(());
+                }
+                Err(self.wrong_token("attribute value"))
+            }
+            Precision => self.precision(),
+            CallTarget => {
+                if self.eat(TokenKind::AtId).is_none() && self.eat(TokenKind::String).is_none() {
+                    return Err(
+                        self.at_token("expected valid '@'-identifier for symbol name".into())
+                    );
+                }
+                self.need(TokenKind::LParen, "'('")?;
+                if self.eat(TokenKind::RParen).is_none() {
+                    loop {
+                        self.strict_operand()?;
+                        if self.eat(TokenKind::Comma).is_none() {
+                            break;
+                        }
+                    }
+                    self.need(TokenKind::RParen, "')'")?;
+                }
+                Ok(())
+            }
+            Constant => self.constant(),
+            ReduceHead => self.reduce_head(),
             EnumKeyword => {
                 if self.at(TokenKind::BareId) {
                     self.bump();
@@ -247,16 +302,6 @@ impl Parser<'_> {
                 Ok(())
             }
             DotDims => self.dot_dims(),
-            OptionalTail => {
-                // precision_config / algorithm: read by the attribute parser elsewhere.
-                while !self.at_eof() && !self.at(TokenKind::Colon) && !self.at(TokenKind::LBrace) {
-                    if self.nl_before() {
-                        break;
-                    }
-                    self.skip_balanced();
-                }
-                Ok(())
-            }
             SliceRanges => self.slice_ranges(),
             Colon => {
                 if self.at(TokenKind::LBrace) {
@@ -330,6 +375,102 @@ impl Parser<'_> {
             }
             return self.need(TokenKind::RBracket, "']'");
         }
+    }
+
+    /// `, precision = [DEFAULT, HIGH]` and `, algorithm = <...>`, each optional.
+    fn precision(&mut self) -> Check {
+        while self.at(TokenKind::Comma) {
+            let save = self.save();
+            self.bump();
+            if self.eat_keyword("precision").is_some() {
+                self.need(TokenKind::Equal, "'='")?;
+                self.need(TokenKind::LBracket, "'['")?;
+                if self.eat(TokenKind::RBracket).is_some() {
+                    continue;
+                }
+                loop {
+                    if !self.at(TokenKind::BareId) && !self.at(TokenKind::String) {
+                        return Err(self.at_token("expected valid keyword or string".into()));
+                    }
+                    if !matches!(self.peek_text(), "DEFAULT" | "HIGH" | "HIGHEST") {
+                        return Err(self.at_token(
+                            "expected ::mlir::stablehlo::Precision to be one of: DEFAULT, HIGH, HIGHEST"
+                                .into(),
+                        ));
+                    }
+                    self.bump();
+                    if self.eat(TokenKind::Comma).is_some() {
+                        continue;
+                    }
+                    self.need(TokenKind::RBracket, "']'")?;
+                    break;
+                }
+            } else if self.eat_keyword("algorithm").is_some() {
+                self.need(TokenKind::Equal, "'='")?;
+                if self.at(TokenKind::Less) {
+                    self.skip_balanced();
+                }
+            } else {
+                self.restore(save);
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// `{attrs}? dense<literal> : type`; other attribute values are not checked.
+    fn constant(&mut self) -> Check {
+        if self.at(TokenKind::LBrace) {
+            self.skip_balanced();
+        }
+        if self.at_keyword("tensor") {
+            return self.strict_type().map(|_| ());
+        }
+        if self.eat_keyword("dense").is_none() {
+            return Ok(());
+        }
+        self.need(TokenKind::Less, "'<'")?;
+        if !self.at(TokenKind::Greater) {
+            match self.kind() {
+                TokenKind::LBracket | TokenKind::LParen => self.skip_balanced(),
+                TokenKind::Minus => {
+                    self.bump();
+                    self.bump();
+                }
+                TokenKind::Integer
+                | TokenKind::HexInteger
+                | TokenKind::Float
+                | TokenKind::String
+                | TokenKind::BareId => {
+                    self.bump();
+                }
+                _ => return Ok(()),
+            }
+        }
+        self.need(TokenKind::Greater, "'>'")?;
+        self.need(TokenKind::Colon, "':'")?;
+        self.strict_type().map(|_| ())
+    }
+
+    /// `(%x init: %y), (%z init: %w)`, then `applies op.name` (or the region form).
+    fn reduce_head(&mut self) -> Check {
+        loop {
+            self.need(TokenKind::LParen, "'('")?;
+            self.strict_operand()?;
+            if self.eat_keyword("init").is_none() {
+                return Err(self.at_token("expected 'init'".into()));
+            }
+            self.need(TokenKind::Colon, "':'")?;
+            self.strict_operand()?;
+            self.need(TokenKind::RParen, "')'")?;
+            if self.eat(TokenKind::Comma).is_none() {
+                break;
+            }
+        }
+        if self.eat_keyword("applies").is_some() && self.eat(TokenKind::BareId).is_none() {
+            return Err(self.wrong_token("bare identifier"));
+        }
+        Ok(())
     }
 
     /// `(batching_dims = [..] x [..] ,)? contracting_dims = [..] x [..]`.

@@ -153,7 +153,7 @@ impl<'s> Parser<'s> {
 
     /// After `tensor`: `<dims x elem (, encoding)?>`.
     fn shaped_body(&mut self, start: u32) -> Option<TypeKind> {
-        let lt = self.expect(TokenKind::Less, "'<'")?;
+        let lt = self.expect(TokenKind::Less, "'<' in tensor type")?;
         self.restore(self.save() - 1);
         self.skip_balanced();
         let close = self.prev_end();

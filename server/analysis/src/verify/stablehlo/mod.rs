@@ -25,6 +25,8 @@ pub fn verify(cx: &Ctx, id: OpId, name: &str) -> Result<(), Violation> {
         "reshape" => shape::reshape(&op),
         "concatenate" => shape::concatenate(&op),
         "slice" => shape::slice(&op),
+        "pad" => shape::pad(&op),
+        "reduce" => shape::reduce(&op),
         "dot_general" => dot::dot_general(&op),
         "dot" => dot::dot(&op),
         "compare" => elementwise::compare(&op),
@@ -95,6 +97,15 @@ impl<'c, 'a> Operands<'c, 'a> {
         let n = self.cx.model.op(self.id).operands.len();
         let (ins, mut outs) = self.tensors(n, 1)?;
         Some((ins, outs.pop()?))
+    }
+    pub fn generic(&self) -> bool {
+        self.cx.model.op(self.id).node.generic
+    }
+    /// The op's text from its name on.
+    pub fn text_after_name(&self) -> &'a str {
+        let info = self.cx.model.op(self.id);
+        let (name, span) = (info.name_span(), info.span());
+        self.cx.src.get(name.end as usize..span.end as usize).unwrap_or("")
     }
     pub fn attrs(&self) -> InherentAttrs {
         let info = self.cx.model.op(self.id);

@@ -105,31 +105,102 @@ pub(super) fn slice(op: &Operands) -> Result<(), Violation> {
     let Some((ins, outs)) = op.tensors(1, 1) else { return Ok(()) };
     let (operand, result) = (&ins[0], &outs[0]);
     same_elements(&[operand, result], msg::SAME_ELEMENT_TYPE_OPERANDS_RESULTS)?;
-    let attrs = op.attrs();
-    let (Some(start), Some(limit)) =
-        (attrs.ints(&["start_indices"]), attrs.ints(&["limit_indices"]))
-    else {
-        return Ok(());
+    let ranges = if op.generic() {
+        let attrs = op.attrs();
+        let (Some(start), Some(limit), Some(strides)) = (
+            attrs.ints(&["start_indices"]),
+            attrs.ints(&["limit_indices"]),
+            attrs.ints(&["strides"]),
+        ) else {
+            return Ok(());
+        };
+        if limit.len() != start.len() || strides.len() != start.len() {
+            return Ok(());
+        }
+        (0..start.len()).map(|i| (start[i], limit[i], strides[i])).collect()
+    } else {
+        match crate::export::ops::slice_ranges(op.text_after_name()) {
+            Some(r) => r,
+            None => return Ok(()),
+        }
     };
-    let strides = attrs.ints(&["strides"]).unwrap_or_else(|| vec![1; start.len()]);
-    if start.len() != operand.rank() {
-        return Err(inference(msg::slice_start_count(start.len(), operand.rank())));
+    if ranges.len() != operand.rank() {
+        return Err(inference(msg::slice_start_count(ranges.len(), operand.rank())));
     }
-    if limit.len() != start.len() || strides.len() != start.len() {
-        return Ok(());
-    }
-    let mut dims = Vec::with_capacity(start.len());
-    for i in 0..start.len() {
-        if start[i] < 0 || strides[i] <= 0 || start[i] > limit[i] {
+    let mut dims = Vec::with_capacity(ranges.len());
+    for (i, &(start, limit, stride)) in ranges.iter().enumerate() {
+        if start < 0 || stride <= 0 {
             return Ok(()); // further checks of MLIR's, not modelled
         }
-        if limit[i] > operand.dims[i] {
-            return Err(inference(msg::slice_limit_too_large(limit[i], operand.dims[i], i)));
+        if limit > operand.dims[i] {
+            return Err(inference(msg::slice_limit_too_large(limit, operand.dims[i], i)));
         }
-        dims.push((limit[i] - start[i] + strides[i] - 1) / strides[i]);
+        if start > limit {
+            return Ok(());
+        }
+        dims.push((limit - start + stride - 1) / stride);
     }
     if dims != result.dims {
         return Err(inferred_mismatch(&tensor_text(&dims, operand.elem), result));
+    }
+    Ok(())
+}
+
+pub(super) fn pad(op: &Operands) -> Result<(), Violation> {
+    let Some((ins, outs)) = op.tensors(2, 1) else { return Ok(()) };
+    let (operand, result) = (&ins[0], &outs[0]);
+    same_elements(&[operand, &ins[1], result], msg::SAME_ELEMENT_TYPE_OPERANDS_RESULTS)?;
+    let attrs = op.attrs();
+    let (Some(low), Some(high), Some(interior)) = (
+        attrs.ints(&["low", "edge_padding_low"]),
+        attrs.ints(&["high", "edge_padding_high"]),
+        attrs.ints(&["interior", "interior_padding"]),
+    ) else {
+        return Ok(());
+    };
+    if low.len() != operand.rank() {
+        return Err(inference(msg::pad_low_length(low.len(), operand.rank())));
+    }
+    if high.len() != low.len() || interior.len() != low.len() {
+        return Ok(());
+    }
+    let mut dims = Vec::with_capacity(low.len());
+    for (i, &d) in operand.dims.iter().enumerate() {
+        let size = d + low[i] + high[i] + (d - 1).max(0) * interior[i];
+        if interior[i] < 0 || size < 0 {
+            return Ok(()); // further checks of MLIR's, not modelled
+        }
+        dims.push(size);
+    }
+    if dims != result.dims {
+        return Err(inferred_mismatch(&tensor_text(&dims, operand.elem), result));
+    }
+    Ok(())
+}
+
+/// A reduce of one input with one init value: dimensions in range and distinct, the
+/// result the input without them (of the init value's element type).
+pub(super) fn reduce(op: &Operands) -> Result<(), Violation> {
+    let Some((ins, outs)) = op.tensors(2, 1) else { return Ok(()) };
+    let (input, init, result) = (&ins[0], &ins[1], &outs[0]);
+    let Some(dims) = op.attrs().dimensions() else { return Ok(()) };
+    let mut seen = Vec::new();
+    for &d in &dims {
+        if d < 0 || d >= input.rank() as i64 {
+            return Err(inference(msg::reduce_dim_out_of_bounds(d, input.rank())));
+        }
+        if seen.contains(&d) {
+            return Err(inference(msg::reduce_duplicate_dim(d)));
+        }
+        seen.push(d);
+    }
+    if init.rank() != 0 {
+        return Ok(());
+    }
+    let kept: Vec<i64> =
+        (0..input.rank()).filter(|&i| !dims.contains(&(i as i64))).map(|i| input.dims[i]).collect();
+    if kept != result.dims || init.elem != result.elem {
+        return Err(inferred_mismatch(&tensor_text(&kept, init.elem), result));
     }
     Ok(())
 }
