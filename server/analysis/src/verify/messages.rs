@@ -621,3 +621,8 @@ pub fn reduce_dim_out_of_bounds(dim: i64, rank: usize) -> String {
 pub fn reduce_duplicate_dim(dim: i64) -> String {
     format!("Duplicate reduction dimension: {dim}")
 }
+pub fn reduce_not_promotable(region: &str, init: &str) -> String {
+    format!(
+        "The element-type of reduction-region's result type at index 0 is expected to be promotable from the op's corresponding init-value element-type: '{region}' vs '{init}'"
+    )
+}

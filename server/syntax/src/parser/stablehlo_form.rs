@@ -32,6 +32,8 @@ enum Step {
     CallTarget,
     /// constant's `{attrs}? dense<...>`, then `:` and the type.
     Constant,
+    /// cholesky's `, lower = true`: optional.
+    OptionalLower,
     /// reduce's `(%x init: %y)` groups, then `applies op` or nothing.
     ReduceHead,
     /// A bare keyword of an enum (`GT`, `FLOAT`).
@@ -139,6 +141,7 @@ fn grammar(name: &str) -> Option<&'static [Step]> {
         ],
         "custom_call" => &[CallTarget, Colon, FunctionType],
         "optimization_barrier" => &[Operands, Colon, TypeList],
+        "cholesky" => &[Operand, OptionalLower, Colon, SameType],
         "constant" => &[Constant],
         "reduce" => &[
             ReduceHead,
@@ -173,6 +176,18 @@ fn grammar(name: &str) -> Option<&'static [Step]> {
     })
 }
 
+/// `tensor<AxBxE>` with a static shape: its element count and element type.
+fn static_tensor(ty: &str) -> Option<(u64, &str)> {
+    let inner = ty.strip_prefix("tensor<")?.strip_suffix('>')?;
+    let mut parts: Vec<&str> = inner.split('x').map(str::trim).collect();
+    let elem = parts.pop()?;
+    let mut count = 1u64;
+    for p in parts {
+        count = count.checked_mul(p.parse().ok()?)?;
+    }
+    Some((count, elem))
+}
+
 /// A mistake: where, and MLIR's message (without the `custom op` prefix, which
 /// `prefixed` says to add).
 struct Mistake {
@@ -190,7 +205,8 @@ impl Parser<'_> {
     pub(crate) fn check_stablehlo_form(&mut self, full_name: &str, name: &str) -> bool {
         let Some(steps) = grammar(name) else { return false };
         let save = self.save();
-        let result = steps.iter().try_for_each(|&s| self.step(s));
+        let result =
+            steps.iter().try_for_each(|&s| self.step(s)).and_then(|()| self.form_end(name));
         self.restore(save);
         match result {
             Ok(()) => false,
@@ -203,6 +219,20 @@ impl Parser<'_> {
                 self.error(m.span, message);
                 true
             }
+        }
+    }
+
+    /// After the form: on the same line only the location, another op or a region
+    /// (reduce's `reducer`) may follow; MLIR reads anything else as an op name.
+    fn form_end(&mut self, name: &str) -> Check {
+        if self.at_eof() || self.nl_before() || name == "reduce" {
+            return Ok(());
+        }
+        match self.kind() {
+            TokenKind::ValueId | TokenKind::BareId | TokenKind::String | TokenKind::RBrace => {
+                Ok(())
+            }
+            _ => Err(self.wrong_token("operation name in quotes")),
         }
     }
 
@@ -275,6 +305,9 @@ impl Parser<'_> {
                 }
                 self.need(TokenKind::LParen, "'('")?;
                 if self.eat(TokenKind::RParen).is_none() {
+                    if !self.at(TokenKind::ValueId) {
+                        return Err(self.wrong_token("')'"));
+                    }
                     loop {
                         self.strict_operand()?;
                         if self.eat(TokenKind::Comma).is_none() {
@@ -286,6 +319,16 @@ impl Parser<'_> {
                 Ok(())
             }
             Constant => self.constant(),
+            OptionalLower => {
+                if self.eat(TokenKind::Comma).is_some() {
+                    self.step(Keyword("lower"))?;
+                    self.step(Equal)?;
+                    if self.eat(TokenKind::BareId).is_none() {
+                        return Err(self.wrong_token("attribute value"));
+                    }
+                }
+                Ok(())
+            }
             ReduceHead => self.reduce_head(),
             EnumKeyword => {
                 if self.at(TokenKind::BareId) {
@@ -304,9 +347,7 @@ impl Parser<'_> {
             DotDims => self.dot_dims(),
             SliceRanges => self.slice_ranges(),
             Colon => {
-                if self.at(TokenKind::LBrace) {
-                    self.skip_balanced();
-                }
+                self.attr_dict()?;
                 self.need(TokenKind::Colon, "':'")
             }
             FunctionType => {
@@ -410,46 +451,162 @@ impl Parser<'_> {
                 if self.at(TokenKind::Less) {
                     self.skip_balanced();
                 }
-            } else {
+            } else if self.at(TokenKind::Colon) || self.at(TokenKind::LBrace) {
                 self.restore(save);
                 break;
+            } else {
+                return Err(self.at_token("expected 'precision'".into()));
             }
         }
         Ok(())
     }
 
-    /// `{attrs}? dense<literal> : type`; other attribute values are not checked.
+    /// `{attrs}? dense<literal> : type`, and the literal against the element type (a
+    /// splat); other attribute values are not checked.
     fn constant(&mut self) -> Check {
-        if self.at(TokenKind::LBrace) {
-            self.skip_balanced();
-        }
+        self.attr_dict()?;
         if self.at_keyword("tensor") {
             return self.strict_type().map(|_| ());
         }
+        let value_start = self.peek();
         if self.eat_keyword("dense").is_none() {
-            return Ok(());
+            let known = match self.kind() {
+                TokenKind::BareId => {
+                    super::ty::is_builtin_type_name(self.peek_text())
+                        || matches!(
+                            self.peek_text(),
+                            "array" | "dense_resource" | "true" | "false" | "unit"
+                        )
+                }
+                TokenKind::Less | TokenKind::Greater | TokenKind::Arrow | TokenKind::Colon => false,
+                _ => true,
+            };
+            return if known { Ok(()) } else { Err(self.wrong_token("attribute value")) };
         }
-        self.need(TokenKind::Less, "'<'")?;
+        if !self.at(TokenKind::Less) {
+            return Err(self.wrong_token("'<' after 'dense'"));
+        }
+        self.bump();
+        let empty = self.at(TokenKind::Greater);
+        // The literal: one scalar (checked below) or a nested list (not checked).
+        let mut scalar = None;
+        let mut negative = false;
         if !self.at(TokenKind::Greater) {
             match self.kind() {
                 TokenKind::LBracket | TokenKind::LParen => self.skip_balanced(),
-                TokenKind::Minus => {
+                TokenKind::Minus
+                    if matches!(self.nth_kind(1), TokenKind::Integer | TokenKind::Float) =>
+                {
                     self.bump();
-                    self.bump();
+                    negative = true;
+                    scalar = Some(self.bump());
                 }
                 TokenKind::Integer
                 | TokenKind::HexInteger
                 | TokenKind::Float
-                | TokenKind::String
-                | TokenKind::BareId => {
+                | TokenKind::String => {
+                    scalar = Some(self.bump());
+                }
+                TokenKind::BareId if matches!(self.peek_text(), "true" | "false") => {
                     self.bump();
                 }
-                _ => return Ok(()),
+                _ => return Err(self.at_token_plain("expected element literal of primitive type")),
             }
         }
         self.need(TokenKind::Greater, "'>'")?;
         self.need(TokenKind::Colon, "':'")?;
-        self.strict_type().map(|_| ())
+        let ty_start = self.peek().start;
+        self.strict_type()?;
+        let ty = self.text_from(ty_start);
+        let Some((count, elem)) = static_tensor(ty) else { return Ok(()) };
+        if empty && count > 0 {
+            return Err(Mistake {
+                span: self.rel(value_start),
+                message: format!("parsed zero elements, but type ('{ty}') expected at least 1"),
+                prefixed: false,
+            });
+        }
+        let Some(lit) = scalar else { return Ok(()) };
+        let at_lit =
+            |m: &str| Mistake { span: self.rel(lit), message: m.to_string(), prefixed: false };
+        let integer = elem.starts_with('i') || elem.starts_with("si") || elem.starts_with("ui");
+        let float = elem.starts_with('f') || elem == "bf16";
+        if integer && negative && elem.starts_with("ui") {
+            return Err(at_lit("expected unsigned integer elements, but parsed negative value"));
+        }
+        if integer && lit.kind == TokenKind::Float {
+            return Err(at_lit("expected integer elements, but parsed floating-point"));
+        }
+        if float && lit.kind == TokenKind::Integer {
+            return Err(at_lit("unexpected decimal integer literal for a floating point value"));
+        }
+        if float && lit.kind == TokenKind::HexInteger {
+            let digits = self.text(lit)[2..].trim_start_matches('0').len() as u32;
+            let width = match elem {
+                "f16" | "bf16" => 16,
+                "f32" => 32,
+                "f64" => 64,
+                _ => u32::MAX,
+            };
+            if digits * 4 > width {
+                return Err(at_lit("hexadecimal float constant out of range for type"));
+            }
+        }
+        Ok(())
+    }
+
+    /// An optional attribute dictionary, read as MLIR reads it: names, values (one
+    /// attribute each, not checked inside), commas, the closing `}`.
+    fn attr_dict(&mut self) -> Check {
+        if self.eat(TokenKind::LBrace).is_none() {
+            return Ok(());
+        }
+        if self.eat(TokenKind::RBrace).is_some() {
+            return Ok(());
+        }
+        loop {
+            if !matches!(self.kind(), TokenKind::BareId | TokenKind::String) {
+                return Err(self.wrong_token("attribute name"));
+            }
+            self.bump();
+            if self.eat(TokenKind::Equal).is_some() {
+                self.attr_value()?;
+            }
+            if self.eat(TokenKind::Comma).is_some() {
+                continue;
+            }
+            return self.need(TokenKind::RBrace, "'}' in attribute dictionary");
+        }
+    }
+
+    /// One attribute value: a token or bracketed group, `name<...>`, and `: type`.
+    fn attr_value(&mut self) -> Check {
+        match self.kind() {
+            TokenKind::Comma | TokenKind::RBrace | TokenKind::Eof => {
+                return Err(self.wrong_token("attribute value"))
+            }
+            TokenKind::Minus => {
+                self.bump();
+                self.bump();
+            }
+            TokenKind::BareId | TokenKind::HashId | TokenKind::BangId => {
+                self.bump();
+                if self.at(TokenKind::Less) {
+                    self.skip_balanced();
+                }
+            }
+            _ => self.skip_balanced(),
+        }
+        if self.at(TokenKind::Colon) && self.nth_kind(1) == TokenKind::BareId {
+            self.bump();
+            self.strict_type()?;
+        }
+        Ok(())
+    }
+
+    /// An error at the current token, without the custom op prefix.
+    fn at_token_plain(&self, message: &str) -> Mistake {
+        Mistake { span: self.rel(self.peek()), message: message.to_string(), prefixed: false }
     }
 
     /// `(%x init: %y), (%z init: %w)`, then `applies op.name` (or the region form).

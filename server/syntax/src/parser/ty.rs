@@ -223,10 +223,17 @@ fn parse_shape(inner: &str) -> Result<TypeKind, &'static str> {
     let bytes = body.as_bytes();
     let mut dims = crate::tree::Shape::new();
     let mut i = 0;
+    let skip_ws = |i: &mut usize| {
+        while bytes.get(*i).is_some_and(|b| b.is_ascii_whitespace()) {
+            *i += 1;
+        }
+    };
     loop {
+        skip_ws(&mut i);
         let start = i;
         if bytes.get(i) == Some(&b'?') {
             i += 1;
+            skip_ws(&mut i);
             if bytes.get(i) != Some(&b'x') {
                 return Err("expected 'x' in dimension list");
             }
@@ -240,10 +247,12 @@ fn parse_shape(inner: &str) -> Result<TypeKind, &'static str> {
         if i == start {
             break;
         }
+        let end = i;
+        skip_ws(&mut i);
         if bytes.get(i) != Some(&b'x') {
             return Err("expected 'x' in dimension list");
         }
-        let v: i64 = body[start..i].parse().map_err(|_| "dimension is too large")?;
+        let v: i64 = body[start..end].parse().map_err(|_| "dimension is too large")?;
         dims.push(Dim::Static(v));
         i += 1;
     }

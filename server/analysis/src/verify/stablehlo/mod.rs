@@ -27,6 +27,7 @@ pub fn verify(cx: &Ctx, id: OpId, name: &str) -> Result<(), Violation> {
         "slice" => shape::slice(&op),
         "pad" => shape::pad(&op),
         "reduce" => shape::reduce(&op),
+        "cholesky" => shape::cholesky(&op),
         "dot_general" => dot::dot_general(&op),
         "dot" => dot::dot(&op),
         "compare" => elementwise::compare(&op),
@@ -158,6 +159,11 @@ fn same_elements(ts: &[&Tensor], message: &str) -> Result<(), Violation> {
         }
         _ => Ok(()),
     }
+}
+
+/// A floating-point element type (the rest here: integers).
+fn is_float(elem: &str) -> bool {
+    elem.starts_with('f') || elem == "bf16"
 }
 
 /// `1, 2, 3`: MLIR's list printing in messages.

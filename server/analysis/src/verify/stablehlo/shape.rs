@@ -197,10 +197,26 @@ pub(super) fn reduce(op: &Operands) -> Result<(), Violation> {
     if init.rank() != 0 {
         return Ok(());
     }
+    // The body's values have the input's element type (the `applies` form builds it so).
     let kept: Vec<i64> =
         (0..input.rank()).filter(|&i| !dims.contains(&(i as i64))).map(|i| input.dims[i]).collect();
-    if kept != result.dims || init.elem != result.elem {
-        return Err(inferred_mismatch(&tensor_text(&kept, init.elem), result));
+    if kept != result.dims || input.elem != result.elem {
+        return Err(inferred_mismatch(&tensor_text(&kept, input.elem), result));
+    }
+    if super::is_float(input.elem) != super::is_float(init.elem) {
+        return Err(plain(msg::reduce_not_promotable(
+            &tensor_text(&[], input.elem),
+            &tensor_text(&[], init.elem),
+        )));
+    }
+    Ok(())
+}
+
+/// cholesky's result has its operand's type.
+pub(super) fn cholesky(op: &Operands) -> Result<(), Violation> {
+    let Some((ins, outs)) = op.tensors(1, 1) else { return Ok(()) };
+    if ins[0].dims != outs[0].dims || ins[0].elem != outs[0].elem {
+        return Err(inferred_mismatch(&tensor_text(&ins[0].dims, ins[0].elem), &outs[0]));
     }
     Ok(())
 }
