@@ -626,3 +626,39 @@ pub fn reduce_not_promotable(region: &str, init: &str) -> String {
         "The element-type of reduction-region's result type at index 0 is expected to be promotable from the op's corresponding init-value element-type: '{region}' vs '{init}'"
     )
 }
+pub const FLOAT_OR_COMPLEX_TENSOR: &str = "4/6/8/16/32/64-bit float or complex type with 32/64-bit float elements or per-tensor integer quantized values";
+pub const INT_FLOAT_OR_COMPLEX_TENSOR: &str = "2/4/8/16/32/64-bit integer or 4/6/8/16/32/64-bit float or complex type with 32/64-bit float elements or per-tensor integer quantized values";
+pub const SIGNLESS_INT_FLOAT_OR_COMPLEX_TENSOR: &str = "2/4/8/16/32/64-bit signless integer or 4/6/8/16/32/64-bit float or complex type with 32/64-bit float elements or per-tensor integer quantized values";
+pub const BOOL_OR_INT_TENSOR: &str = "bool or 2/4/8/16/32/64-bit integer values";
+pub fn operand_must_be(i: usize, what: &str, ty: &str) -> String {
+    format!("operand #{i} must be ranked tensor of {what}, but got {ty}")
+}
+pub fn pad_negative_interior(v: i64) -> String {
+    format!("Interior padding cannot be negative: {v}")
+}
+pub const PAD_SIZES_DIFFER: &str = "failed to verify that all of {edge_padding_low, edge_padding_high, interior_padding} have same size";
+pub const IOTA_SCALAR: &str = "does not support scalars.";
+pub const IOTA_DIM_TOO_LARGE: &str = "iota dimension cannot go beyond the output rank.";
+pub fn dynamic_slice_count(sizes: usize, starts: usize) -> String {
+    format!("has mismatched number of slice sizes ({sizes}) and number of start indices ({starts})")
+}
+pub fn dynamic_slice_too_large(size: i64, dim_size: i64, i: usize) -> String {
+    format!(
+        "has slice size {size} greater than dimension size {dim_size} in dimension {i} of operand"
+    )
+}
+pub fn cholesky_minor_dims(shape: &str) -> String {
+    format!("minor dimensions of 'a' must have equal size, got shape {shape}.")
+}
+pub fn reverse_not_unique(dims: &str) -> String {
+    format!("dimensions should be unique. Got: {dims}")
+}
+pub fn reverse_negative(dim: i64) -> String {
+    format!("all dimensions should be non-negative. Got dimension: {dim}.")
+}
+pub fn reverse_out_of_range(rank: usize, dim: i64) -> String {
+    format!("all dimensions should be between [0, {rank}). Got dimension: {dim}.")
+}
+pub fn result_must_be_ui32(ty: &str) -> String {
+    format!("result #0 must be ranked tensor of 32-bit unsigned integer values, but got {ty}")
+}

@@ -32,6 +32,8 @@ enum Step {
     CallTarget,
     /// constant's `{attrs}? dense<...>`, then `:` and the type.
     Constant,
+    /// optimization_barrier's `%a, %b : T, U` or `()`.
+    BarrierBody,
     /// cholesky's `, lower = true`: optional.
     OptionalLower,
     /// reduce's `(%x init: %y)` groups, then `applies op` or nothing.
@@ -44,10 +46,14 @@ enum Step {
     DotDims,
     /// `[0:8, 0:4:2]`.
     SliceRanges,
+    /// The optional attribute dictionary.
+    AttrDict,
     /// The optional attribute dictionary, then `:`.
     Colon,
     /// `functional-type(operands, results)`.
     FunctionType,
+    /// `operands attr-dict : functional-type(operands, results)`, the counts compared.
+    OperandsFunctionType,
     /// `custom<SameOperandsAndResultType>`: a type, or a function type.
     SameType,
     /// A list of types (select's `T1, T2`) or a function type.
@@ -61,7 +67,7 @@ use Step::*;
 const UNARY: &[Step] = &[Operand, Colon, SameType];
 const BINARY: &[Step] = &[Operand, Comma, Operand, Colon, SameType];
 const TERNARY: &[Step] = &[Operand, Comma, Operand, Comma, Operand, Colon, SameType];
-const OPERANDS_FN: &[Step] = &[Operands, Colon, FunctionType];
+const OPERANDS_FN: &[Step] = &[OperandsFunctionType];
 
 /// The grammar of a StableHLO op written in custom form (`name` without the dialect),
 /// for the ops whose form has no region and is checked here.
@@ -140,7 +146,7 @@ fn grammar(name: &str) -> Option<&'static [Step]> {
             FunctionType,
         ],
         "custom_call" => &[CallTarget, Colon, FunctionType],
-        "optimization_barrier" => &[Operands, Colon, TypeList],
+        "optimization_barrier" => &[AttrDict, BarrierBody],
         "cholesky" => &[Operand, OptionalLower, Colon, SameType],
         "constant" => &[Constant],
         "reduce" => &[
@@ -270,6 +276,30 @@ impl Parser<'_> {
                 }
                 Ok(())
             }
+            OperandsFunctionType => {
+                let at = self.peek();
+                let mut count = 0;
+                if self.at(TokenKind::ValueId) {
+                    self.strict_operand()?;
+                    count += 1;
+                    while self.eat(TokenKind::Comma).is_some() {
+                        self.strict_operand()?;
+                        count += 1;
+                    }
+                }
+                self.step(Colon)?;
+                let inputs = self.strict_function_type()?;
+                if inputs != count {
+                    return Err(Mistake {
+                        span: self.rel(at),
+                        message: format!(
+                            "number of operands and types do not match: got {count} operands and {inputs} types"
+                        ),
+                        prefixed: true,
+                    });
+                }
+                Ok(())
+            }
             OperandsWithComma => {
                 while self.at(TokenKind::ValueId) {
                     self.strict_operand()?;
@@ -288,6 +318,10 @@ impl Parser<'_> {
             }
             IntArray => self.int_array(),
             IntAttr => {
+                if self.at_keyword("tensor") {
+                    self.strict_type()?;
+                    return Ok(());
+                }
                 if self.at(TokenKind::Minus) {
                     self.bump();
                 }
@@ -319,6 +353,15 @@ impl Parser<'_> {
                 Ok(())
             }
             Constant => self.constant(),
+            BarrierBody => {
+                if self.at(TokenKind::ValueId) {
+                    self.step(Operands)?;
+                    self.step(Colon)?;
+                    return self.step(TypeList);
+                }
+                self.need(TokenKind::LParen, "'('")?;
+                self.need(TokenKind::RParen, "')'")
+            }
             OptionalLower => {
                 if self.eat(TokenKind::Comma).is_some() {
                     self.step(Keyword("lower"))?;
@@ -346,25 +389,12 @@ impl Parser<'_> {
             }
             DotDims => self.dot_dims(),
             SliceRanges => self.slice_ranges(),
+            AttrDict => self.attr_dict(),
             Colon => {
                 self.attr_dict()?;
                 self.need(TokenKind::Colon, "':'")
             }
-            FunctionType => {
-                let start = self.peek();
-                let is_fn = self.strict_type()?;
-                if !is_fn {
-                    let text = self.text_from(start.start).to_string();
-                    return Err(Mistake {
-                        span: self.rel(start),
-                        message: format!(
-                            "invalid kind of type specified: expected builtin.function, but found '{text}'"
-                        ),
-                        prefixed: true,
-                    });
-                }
-                Ok(())
-            }
+            FunctionType => self.strict_function_type().map(|_| ()),
             SameType | Type => self.strict_type().map(|_| ()),
             TypeList => {
                 if self.strict_type()? {
@@ -376,6 +406,35 @@ impl Parser<'_> {
                 Ok(())
             }
         }
+    }
+
+    /// A type that must be a function type; how many inputs it has.
+    fn strict_function_type(&mut self) -> Result<usize, Mistake> {
+        let start = self.peek();
+        if self.at(TokenKind::LParen) {
+            // Count the inputs: top-level commas inside the parentheses.
+            let save = self.save();
+            self.bump();
+            let mut n = usize::from(!self.at(TokenKind::RParen));
+            while !self.at_eof() && !self.at(TokenKind::RParen) && !self.nl_before() {
+                if self.at(TokenKind::Comma) {
+                    n += 1;
+                }
+                self.skip_balanced();
+            }
+            self.restore(save);
+            self.strict_type()?;
+            return Ok(n);
+        }
+        self.strict_type()?;
+        let text = self.text_from(start.start).to_string();
+        Err(Mistake {
+            span: self.rel(start),
+            message: format!(
+                "invalid kind of type specified: expected builtin.function, but found '{text}'"
+            ),
+            prefixed: true,
+        })
     }
 
     fn strict_operand(&mut self) -> Check {
@@ -465,10 +524,16 @@ impl Parser<'_> {
     /// splat); other attribute values are not checked.
     fn constant(&mut self) -> Check {
         self.attr_dict()?;
-        if self.at_keyword("tensor") {
-            return self.strict_type().map(|_| ());
-        }
         let value_start = self.peek();
+        if self.at_keyword("tensor") {
+            // A type is an attribute, but not an elements attribute.
+            self.strict_type()?;
+            return Err(Mistake {
+                span: self.rel(value_start),
+                message: "invalid kind of attribute specified".into(),
+                prefixed: true,
+            });
+        }
         if self.eat_keyword("dense").is_none() {
             let known = match self.kind() {
                 TokenKind::BareId => {
@@ -508,7 +573,7 @@ impl Parser<'_> {
                     scalar = Some(self.bump());
                 }
                 TokenKind::BareId if matches!(self.peek_text(), "true" | "false") => {
-                    self.bump();
+                    scalar = Some(self.bump());
                 }
                 _ => return Err(self.at_token_plain("expected element literal of primitive type")),
             }
@@ -531,6 +596,28 @@ impl Parser<'_> {
             |m: &str| Mistake { span: self.rel(lit), message: m.to_string(), prefixed: false };
         let integer = elem.starts_with('i') || elem.starts_with("si") || elem.starts_with("ui");
         let float = elem.starts_with('f') || elem == "bf16";
+        if lit.kind == TokenKind::BareId {
+            return match elem {
+                "i1" => Ok(()),
+                _ if float => Err(at_lit("expected floating point literal")),
+                _ => Err(at_lit("expected i1 type for 'true' or 'false' values")),
+            };
+        }
+        if integer && lit.kind == TokenKind::HexInteger {
+            let digits = self.text(lit)[2..].trim_start_matches('0');
+            let width: u32 =
+                elem.trim_start_matches(|c: char| c.is_ascii_alphabetic()).parse().unwrap_or(64);
+            let bits = match digits.as_bytes().first() {
+                None => 0,
+                Some(&d) => {
+                    let lead = (d as char).to_digit(16).unwrap_or(15);
+                    (digits.len() as u32 - 1) * 4 + (32 - lead.leading_zeros())
+                }
+            };
+            if bits > width {
+                return Err(at_lit("integer constant out of range for type"));
+            }
+        }
         if integer && negative && elem.starts_with("ui") {
             return Err(at_lit("expected unsigned integer elements, but parsed negative value"));
         }
@@ -611,7 +698,7 @@ impl Parser<'_> {
 
     /// `(%x init: %y), (%z init: %w)`, then `applies op.name` (or the region form).
     fn reduce_head(&mut self) -> Check {
-        loop {
+        while self.at(TokenKind::LParen) {
             self.need(TokenKind::LParen, "'('")?;
             self.strict_operand()?;
             if self.eat_keyword("init").is_none() {
@@ -799,6 +886,32 @@ impl Parser<'_> {
             i += 1;
         }
         let word = &self.src[start..i];
+        if word == "tensor" {
+            // A tensor type as element type: MLIR reads it, then wants the `>`.
+            if src.get(i) != Some(&b'<') {
+                return Err(err_at(self, i, "'<' in tensor type"));
+            }
+            let mut depth = 0;
+            while i < src.len() && src[i] != b'\n' {
+                match src[i] {
+                    b'<' => depth += 1,
+                    b'>' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            i += 1;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            let nested_end = i;
+            skip_ws(&mut i);
+            if src.get(i) != Some(&b'>') {
+                return Err(err_at(self, nested_end, "'>' in tensor type"));
+            }
+        }
         if word.is_empty()
             || !(word.starts_with('!') || super::ty::is_builtin_type_name(word))
             || word == "tensor"

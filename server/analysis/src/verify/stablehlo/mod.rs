@@ -31,7 +31,11 @@ pub fn verify(cx: &Ctx, id: OpId, name: &str) -> Result<(), Violation> {
         "dot_general" => dot::dot_general(&op),
         "dot" => dot::dot(&op),
         "compare" => elementwise::compare(&op),
-        _ => Ok(()),
+        "iota" => shape::iota(&op),
+        "reverse" => shape::reverse(&op),
+        "partition_id" | "replica_id" => shape::id_result(&op),
+        "dynamic_slice" => shape::dynamic_slice(&op),
+        _ => elementwise::operand_elements(&op, name),
     }
 }
 
@@ -98,6 +102,29 @@ impl<'c, 'a> Operands<'c, 'a> {
         let n = self.cx.model.op(self.id).operands.len();
         let (ins, mut outs) = self.tensors(n, 1)?;
         Some((ins, outs.pop()?))
+    }
+    /// The one result's type: known, or as written (`: T` of an op without operands).
+    pub fn result_written(&self) -> Option<Tensor<'a>> {
+        let info = self.cx.model.op(self.id);
+        let ty = self.cx.model.result_type(self.id, 0).or_else(|| {
+            let sig = &info.node.sig;
+            sig.outputs.first().or(sig.inputs.last())
+        })?;
+        tensor(ty)
+    }
+    /// iota's type: the tolerant parser reads `dim = 0 : tensor<4xi32>` as a typed
+    /// integer attribute.
+    pub fn iota_type(&self) -> Option<Tensor<'a>> {
+        let attr = self.cx.model.op(self.id).node.inherent_attr("dim")?;
+        match &attr.value.as_ref()?.kind {
+            sdy_syntax::tree::AttrKind::Int { ty: Some(ty), .. } => tensor(ty),
+            _ => None,
+        }
+    }
+    /// The operand types known (any kind of type).
+    pub fn operand_types(&self) -> impl Iterator<Item = &'a Type> + '_ {
+        let n = self.cx.model.op(self.id).operands.len();
+        (0..n).filter_map(|i| self.cx.model.operand_type(self.id, i))
     }
     pub fn generic(&self) -> bool {
         self.cx.model.op(self.id).node.generic

@@ -158,6 +158,9 @@ pub(super) fn pad(op: &Operands) -> Result<(), Violation> {
     ) else {
         return Ok(());
     };
+    if high.len() != low.len() || interior.len() != low.len() {
+        return Err(Violation::new(msg::PAD_SIZES_DIFFER.into(), sdy_syntax::Span::default()));
+    }
     if low.len() != operand.rank() {
         return Err(inference(msg::pad_low_length(low.len(), operand.rank())));
     }
@@ -166,8 +169,11 @@ pub(super) fn pad(op: &Operands) -> Result<(), Violation> {
     }
     let mut dims = Vec::with_capacity(low.len());
     for (i, &d) in operand.dims.iter().enumerate() {
+        if interior[i] < 0 {
+            return Err(inference(msg::pad_negative_interior(interior[i])));
+        }
         let size = d + low[i] + high[i] + (d - 1).max(0) * interior[i];
-        if interior[i] < 0 || size < 0 {
+        if size < 0 {
             return Ok(()); // further checks of MLIR's, not modelled
         }
         dims.push(size);
@@ -197,17 +203,18 @@ pub(super) fn reduce(op: &Operands) -> Result<(), Violation> {
     if init.rank() != 0 {
         return Ok(());
     }
-    // The body's values have the input's element type (the `applies` form builds it so).
-    let kept: Vec<i64> =
-        (0..input.rank()).filter(|&i| !dims.contains(&(i as i64))).map(|i| input.dims[i]).collect();
-    if kept != result.dims || input.elem != result.elem {
-        return Err(inferred_mismatch(&tensor_text(&kept, input.elem), result));
-    }
+    // The body's values have the input's element type (the `applies` form builds it
+    // so); the init value must promote to it.
     if super::is_float(input.elem) != super::is_float(init.elem) {
         return Err(plain(msg::reduce_not_promotable(
             &tensor_text(&[], input.elem),
             &tensor_text(&[], init.elem),
         )));
+    }
+    let kept: Vec<i64> =
+        (0..input.rank()).filter(|&i| !dims.contains(&(i as i64))).map(|i| input.dims[i]).collect();
+    if kept != result.dims || input.elem != result.elem {
+        return Err(inferred_mismatch(&tensor_text(&kept, input.elem), result));
     }
     Ok(())
 }
@@ -215,8 +222,79 @@ pub(super) fn reduce(op: &Operands) -> Result<(), Violation> {
 /// cholesky's result has its operand's type.
 pub(super) fn cholesky(op: &Operands) -> Result<(), Violation> {
     let Some((ins, outs)) = op.tensors(1, 1) else { return Ok(()) };
+    let a = &ins[0].dims;
+    if a.len() >= 2 && a[a.len() - 1] != a[a.len() - 2] {
+        return Err(inference(msg::cholesky_minor_dims(&list(a))));
+    }
     if ins[0].dims != outs[0].dims || ins[0].elem != outs[0].elem {
         return Err(inferred_mismatch(&tensor_text(&ins[0].dims, ins[0].elem), &outs[0]));
     }
     Ok(())
+}
+
+pub(super) fn iota(op: &Operands) -> Result<(), Violation> {
+    let Some(result) = op.result_written().or_else(|| op.iota_type()) else { return Ok(()) };
+    if result.rank() == 0 {
+        return Err(plain(msg::IOTA_SCALAR.into()));
+    }
+    match op.attrs().int(&["iota_dimension", "dim"]) {
+        Some(d) if d >= result.rank() as i64 => Err(plain(msg::IOTA_DIM_TOO_LARGE.into())),
+        _ => Ok(()),
+    }
+}
+
+/// dynamic_slice: a size per start index, each within its dimension, the result of
+/// those sizes.
+pub(super) fn dynamic_slice(op: &Operands) -> Result<(), Violation> {
+    let Some((ins, result)) = op.variadic() else { return Ok(()) };
+    let Some(operand) = ins.first() else { return Ok(()) };
+    let Some(sizes) = op.attrs().ints(&["slice_sizes", "sizes"]) else { return Ok(()) };
+    if sizes.len() != ins.len() - 1 {
+        return Err(inference(msg::dynamic_slice_count(sizes.len(), ins.len() - 1)));
+    }
+    if sizes.len() != operand.rank() {
+        return Ok(());
+    }
+    for (i, &s) in sizes.iter().enumerate() {
+        if s < 0 {
+            return Ok(());
+        }
+        if s > operand.dims[i] {
+            return Err(inference(msg::dynamic_slice_too_large(s, operand.dims[i], i)));
+        }
+    }
+    if sizes != result.dims {
+        return Err(inferred_mismatch(&tensor_text(&sizes, operand.elem), &result));
+    }
+    Ok(())
+}
+
+pub(super) fn reverse(op: &Operands) -> Result<(), Violation> {
+    let Some(operand) = op.result_written() else { return Ok(()) };
+    let Some(dims) = op.attrs().dimensions() else { return Ok(()) };
+    let mut seen = dims.clone();
+    seen.sort_unstable();
+    seen.dedup();
+    if seen.len() != dims.len() {
+        return Err(plain(msg::reverse_not_unique(&list(&dims))));
+    }
+    for &d in &dims {
+        if d < 0 {
+            return Err(plain(msg::reverse_negative(d)));
+        }
+        if d >= operand.rank() as i64 {
+            return Err(plain(msg::reverse_out_of_range(operand.rank(), d)));
+        }
+    }
+    Ok(())
+}
+
+/// partition_id / replica_id: a `tensor<ui32>`.
+pub(super) fn id_result(op: &Operands) -> Result<(), Violation> {
+    match op.result_written() {
+        Some(t) if t.elem != "ui32" => {
+            Err(Violation::new(msg::result_must_be_ui32(&t.quoted()), sdy_syntax::Span::default()))
+        }
+        _ => Ok(()),
+    }
 }
