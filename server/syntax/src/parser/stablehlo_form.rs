@@ -200,9 +200,13 @@ struct Mistake {
     span: Span,
     message: String,
     prefixed: bool,
+    /// A line MLIR chains to the error (`failed to parse ...`), at this position.
+    chained: Option<(Span, &'static str)>,
 }
 
 type Check = Result<(), Mistake>;
+
+const PRECISION_PARSE_FAILED: &str = "failed to parse StableHLO_PrecisionAttr parameter 'value' which is to be a `::mlir::stablehlo::Precision`";
 
 impl Parser<'_> {
     /// Checks the custom form of StableHLO op `name` (the cursor after the name) and
@@ -217,12 +221,12 @@ impl Parser<'_> {
         match result {
             Ok(()) => false,
             Err(m) => {
-                let message = if m.prefixed {
-                    format!("custom op '{full_name}' {}", m.message)
-                } else {
-                    m.message
-                };
-                self.error(m.span, message);
+                let prefix =
+                    if m.prefixed { format!("custom op '{full_name}' ") } else { String::new() };
+                self.error(m.span, format!("{prefix}{}", m.message));
+                if let Some((span, chained)) = m.chained {
+                    self.error_chained(span, format!("{prefix}{chained}"));
+                }
                 true
             }
         }
@@ -249,12 +253,13 @@ impl Parser<'_> {
             span: Span::empty(pos - self.base),
             message: format!("expected {what}"),
             prefixed: false,
+            chained: None,
         }
     }
 
     /// An error at the current token, with the custom op prefix.
     fn at_token(&self, message: String) -> Mistake {
-        Mistake { span: self.rel(self.peek()), message, prefixed: true }
+        Mistake { span: self.rel(self.peek()), message, prefixed: true, chained: None }
     }
 
     fn need(&mut self, kind: TokenKind, what: &str) -> Check {
@@ -295,7 +300,7 @@ impl Parser<'_> {
                         message: format!(
                             "number of operands and types do not match: got {count} operands and {inputs} types"
                         ),
-                        prefixed: true,
+                        prefixed: true, chained: None,
                     });
                 }
                 Ok(())
@@ -434,6 +439,7 @@ impl Parser<'_> {
                 "invalid kind of type specified: expected builtin.function, but found '{text}'"
             ),
             prefixed: true,
+            chained: None,
         })
     }
 
@@ -493,10 +499,12 @@ impl Parser<'_> {
                         return Err(self.at_token("expected valid keyword or string".into()));
                     }
                     if !matches!(self.peek_text(), "DEFAULT" | "HIGH" | "HIGHEST") {
-                        return Err(self.at_token(
+                        let mut m = self.at_token(
                             "expected ::mlir::stablehlo::Precision to be one of: DEFAULT, HIGH, HIGHEST"
                                 .into(),
-                        ));
+                        );
+                        m.chained = Some((Span::empty(m.span.end), PRECISION_PARSE_FAILED));
+                        return Err(m);
                     }
                     self.bump();
                     if self.eat(TokenKind::Comma).is_some() {
@@ -532,6 +540,7 @@ impl Parser<'_> {
                 span: self.rel(value_start),
                 message: "invalid kind of attribute specified".into(),
                 prefixed: true,
+                chained: None,
             });
         }
         if self.eat_keyword("dense").is_none() {
@@ -546,7 +555,14 @@ impl Parser<'_> {
                 TokenKind::Less | TokenKind::Greater | TokenKind::Arrow | TokenKind::Colon => false,
                 _ => true,
             };
-            return if known { Ok(()) } else { Err(self.wrong_token("attribute value")) };
+            if !known {
+                return Err(self.wrong_token("attribute value"));
+            }
+            // Another spelling (`constant() {value = ...} : () -> T`): not checked.
+            while !self.at_eof() && !self.nl_before() {
+                self.bump();
+            }
+            return Ok(());
         }
         if !self.at(TokenKind::Less) {
             return Err(self.wrong_token("'<' after 'dense'"));
@@ -589,11 +605,16 @@ impl Parser<'_> {
                 span: self.rel(value_start),
                 message: format!("parsed zero elements, but type ('{ty}') expected at least 1"),
                 prefixed: false,
+                chained: None,
             });
         }
         let Some(lit) = scalar else { return Ok(()) };
-        let at_lit =
-            |m: &str| Mistake { span: self.rel(lit), message: m.to_string(), prefixed: false };
+        let at_lit = |m: &str| Mistake {
+            span: self.rel(lit),
+            message: m.to_string(),
+            prefixed: false,
+            chained: None,
+        };
         let integer = elem.starts_with('i') || elem.starts_with("si") || elem.starts_with("ui");
         let float = elem.starts_with('f') || elem == "bf16";
         if lit.kind == TokenKind::BareId {
@@ -693,7 +714,12 @@ impl Parser<'_> {
 
     /// An error at the current token, without the custom op prefix.
     fn at_token_plain(&self, message: &str) -> Mistake {
-        Mistake { span: self.rel(self.peek()), message: message.to_string(), prefixed: false }
+        Mistake {
+            span: self.rel(self.peek()),
+            message: message.to_string(),
+            prefixed: false,
+            chained: None,
+        }
     }
 
     /// `(%x init: %y), (%z init: %w)`, then `applies op.name` (or the region form).
@@ -839,6 +865,7 @@ impl Parser<'_> {
             span: Span::empty(prev_end as u32 - p.base),
             message: format!("expected {what}"),
             prefixed: false,
+            chained: None,
         };
         let mut prev_end = i;
         skip_ws(&mut i);

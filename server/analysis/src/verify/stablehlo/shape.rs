@@ -193,10 +193,10 @@ pub(super) fn reduce(op: &Operands) -> Result<(), Violation> {
     let mut seen = Vec::new();
     for &d in &dims {
         if d < 0 || d >= input.rank() as i64 {
-            return Err(inference(msg::reduce_dim_out_of_bounds(d, input.rank())));
+            return Err(plain(msg::reduce_dim_out_of_bounds(d, input.rank())));
         }
         if seen.contains(&d) {
-            return Err(inference(msg::reduce_duplicate_dim(d)));
+            return Err(plain(msg::reduce_duplicate_dim(d)));
         }
         seen.push(d);
     }
