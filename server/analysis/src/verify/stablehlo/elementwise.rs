@@ -27,7 +27,10 @@ pub(super) fn compare(op: &Operands) -> Result<(), Violation> {
 
 /// The element types an element-wise op's operands allow (its ODS constraint), by the
 /// op's name without the dialect: `None` for the ops not checked here.
-fn allowed(name: &str) -> Option<(fn(&str) -> bool, &'static str)> {
+/// Whether an element type is allowed, and how the constraint reads in the message.
+type ElementRule = (fn(&str) -> bool, &'static str);
+
+fn allowed(name: &str) -> Option<ElementRule> {
     Some(match name {
         "cbrt"
         | "cosine"

@@ -135,6 +135,34 @@ impl<'c, 'a> Operands<'c, 'a> {
         let (name, span) = (info.name_span(), info.span());
         self.cx.src.get(name.end as usize..span.end as usize).unwrap_or("")
     }
+    /// An integer list attribute under one of `keys`: read from the syntax tree when
+    /// the parser kept it (`dims = [0, 1]`, `array<i64: ...>`), else from the op's text.
+    pub fn ints(&self, keys: &[&str]) -> Option<Vec<i64>> {
+        use sdy_syntax::tree::AttrKind;
+        let node = &self.cx.model.op(self.id).node;
+        for key in keys {
+            let Some(value) = node.inherent_attr(key).and_then(|a| a.value.as_ref()) else {
+                continue;
+            };
+            match &value.kind {
+                AttrKind::DenseArray { values, .. } => return Some(values.clone()),
+                AttrKind::Array(items) => {
+                    let ints = items
+                        .iter()
+                        .map(|a| match a.kind {
+                            AttrKind::Int { value, .. } => Some(value),
+                            _ => None,
+                        })
+                        .collect::<Option<Vec<i64>>>();
+                    if ints.is_some() {
+                        return ints;
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.attrs().ints(keys)
+    }
     pub fn attrs(&self) -> InherentAttrs {
         let info = self.cx.model.op(self.id);
         let span = info.span();

@@ -9,7 +9,7 @@ pub(super) fn broadcast_in_dim(op: &Operands) -> Result<(), Violation> {
     let Some((ins, outs)) = op.tensors(1, 1) else { return Ok(()) };
     let (operand, result) = (&ins[0], &outs[0]);
     same_elements(&[operand, result], msg::COMPATIBLE_ELEMENT_TYPES_OPERANDS_RESULTS)?;
-    let Some(dims) = op.attrs().broadcast_dims() else { return Ok(()) };
+    let Some(dims) = op.ints(&["broadcast_dimensions", "dims"]) else { return Ok(()) };
     if dims.len() != operand.rank() {
         return Err(plain(msg::broadcast_dims_size(dims.len(), operand.rank())));
     }
@@ -35,7 +35,7 @@ pub(super) fn transpose(op: &Operands) -> Result<(), Violation> {
     let Some((ins, outs)) = op.tensors(1, 1) else { return Ok(()) };
     let (operand, result) = (&ins[0], &outs[0]);
     same_elements(&[operand, result], msg::COMPATIBLE_ELEMENT_TYPES_OPERANDS_RESULTS)?;
-    let Some(perm) = op.attrs().permutation() else { return Ok(()) };
+    let Some(perm) = op.ints(&["permutation", "dims"]) else { return Ok(()) };
     if perm.len() != operand.rank() {
         return Err(inference(msg::transpose_rank(operand.rank(), perm.len())));
     }
@@ -150,11 +150,10 @@ pub(super) fn pad(op: &Operands) -> Result<(), Violation> {
     let Some((ins, outs)) = op.tensors(2, 1) else { return Ok(()) };
     let (operand, result) = (&ins[0], &outs[0]);
     same_elements(&[operand, &ins[1], result], msg::SAME_ELEMENT_TYPE_OPERANDS_RESULTS)?;
-    let attrs = op.attrs();
     let (Some(low), Some(high), Some(interior)) = (
-        attrs.ints(&["low", "edge_padding_low"]),
-        attrs.ints(&["high", "edge_padding_high"]),
-        attrs.ints(&["interior", "interior_padding"]),
+        op.ints(&["low", "edge_padding_low"]),
+        op.ints(&["high", "edge_padding_high"]),
+        op.ints(&["interior", "interior_padding"]),
     ) else {
         return Ok(());
     };
@@ -189,7 +188,7 @@ pub(super) fn pad(op: &Operands) -> Result<(), Violation> {
 pub(super) fn reduce(op: &Operands) -> Result<(), Violation> {
     let Some((ins, outs)) = op.tensors(2, 1) else { return Ok(()) };
     let (input, init, result) = (&ins[0], &ins[1], &outs[0]);
-    let Some(dims) = op.attrs().dimensions() else { return Ok(()) };
+    let Some(dims) = op.ints(&["dimensions", "dims"]) else { return Ok(()) };
     let mut seen = Vec::new();
     for &d in &dims {
         if d < 0 || d >= input.rank() as i64 {
@@ -248,7 +247,7 @@ pub(super) fn iota(op: &Operands) -> Result<(), Violation> {
 pub(super) fn dynamic_slice(op: &Operands) -> Result<(), Violation> {
     let Some((ins, result)) = op.variadic() else { return Ok(()) };
     let Some(operand) = ins.first() else { return Ok(()) };
-    let Some(sizes) = op.attrs().ints(&["slice_sizes", "sizes"]) else { return Ok(()) };
+    let Some(sizes) = op.ints(&["slice_sizes", "sizes"]) else { return Ok(()) };
     if sizes.len() != ins.len() - 1 {
         return Err(inference(msg::dynamic_slice_count(sizes.len(), ins.len() - 1)));
     }
@@ -271,7 +270,7 @@ pub(super) fn dynamic_slice(op: &Operands) -> Result<(), Violation> {
 
 pub(super) fn reverse(op: &Operands) -> Result<(), Violation> {
     let Some(operand) = op.result_written() else { return Ok(()) };
-    let Some(dims) = op.attrs().dimensions() else { return Ok(()) };
+    let Some(dims) = op.ints(&["dimensions", "dims"]) else { return Ok(()) };
     let mut seen = dims.clone();
     seen.sort_unstable();
     seen.dedup();
