@@ -42,7 +42,12 @@ pub fn slice_bounds(op: &Op) -> Option<Vec<(i64, i64, i64)>> {
             .then(|| s.iter().zip(&l).zip(&t).map(|((&a, &b), &c)| (a, b, c)).collect());
     }
     let Syntax::Custom(t) = &op.syntax else { return None };
-    let text: String = t.joined_text();
+    slice_ranges(&t.joined_text())
+}
+
+/// The `[start:limit(:stride)?, ...]` ranges of a slice written in custom form
+/// (`text` from the op's name on), as `(start, limit, stride)`.
+pub fn slice_ranges(text: &str) -> Option<Vec<(i64, i64, i64)>> {
     let open = text.find('[')?;
     let close = open + text[open..].find(']')?;
     let body = &text[open + 1..close];

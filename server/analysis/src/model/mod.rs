@@ -49,8 +49,13 @@ impl OpInfo {
     }
     /// Where MLIR locates the op: its name (`stablehlo.add` of `%0 = stablehlo.add`, the
     /// quoted name of the generic form).
+    /// StableHLO's custom `reduce` parser locates the op where its operands start.
     pub fn loc(&self) -> u32 {
-        self.name_span().start
+        let name = self.name_span();
+        if !self.node.generic && self.name() == "stablehlo.reduce" {
+            return name.end;
+        }
+        name.start
     }
     pub fn name(&self) -> &str {
         self.node.full_name()

@@ -537,3 +537,128 @@ pub const CONFLICTING_SINGLE_DEVICE_RESULTS: &str =
 pub fn single_device_func_io(kind: &str, index: usize) -> String {
     format!("function {kind} {index} cannot have a single-device (maximal) sharding attribute")
 }
+
+// ----- StableHLO's traits, type inference and verifiers (`verify::stablehlo`) -----
+
+pub const COMPATIBLE_ELEMENT_TYPES_OPERANDS_RESULTS: &str =
+    "requires compatible element types for all operands and results";
+pub const COMPATIBLE_ELEMENT_TYPES_OPERANDS: &str =
+    "requires compatible element types for all operands";
+pub const SAME_ELEMENT_TYPE_OPERANDS_RESULTS: &str =
+    "requires the same element type for all operands and results";
+pub const SAME_SHAPE_AND_BASE_TYPE: &str =
+    "all non-scalar operands/results must have the same shape and base type";
+pub fn compare_result_not_bool(ty: &str) -> String {
+    format!("result #0 must be ranked tensor of bool values, but got {ty}")
+}
+pub fn broadcast_dims_size(size: usize, rank: usize) -> String {
+    format!("broadcast_dimensions size ({size}) does not match operand rank ({rank})")
+}
+pub const BROADCAST_DIMS_DUPLICATES: &str = "broadcast_dimensions should not have duplicates";
+pub fn broadcast_dims_invalid(dim: i64, rank: usize) -> String {
+    format!("broadcast_dimensions contains invalid value {dim} for result with rank {rank}")
+}
+pub fn broadcast_operand_dim(i: usize, size: i64, dim: i64, result_size: i64) -> String {
+    format!(
+        "size of operand dimension {i} ({size}) is not equal to 1 or size of result dimension {dim} ({result_size})"
+    )
+}
+pub fn transpose_rank(rank: usize, size: usize) -> String {
+    format!("TransposeOp operand rank {rank} does not match permutation size {size}")
+}
+pub fn not_a_permutation(range: &str, got: &str) -> String {
+    format!("attribute permutation must be a permutation of [{range}] but got {got}")
+}
+pub fn reshape_elements(result: i64, operand: i64) -> String {
+    format!(
+        "number of output elements ({result}) doesn't match expected number of elements ({operand})"
+    )
+}
+pub const CONCAT_RANK_0: &str = "rank-0 values cannot be concatenated";
+pub fn concat_dim_out_of_bounds(dim: i64, rank: usize) -> String {
+    format!("dimension {dim} is out-of-bounds for input rank {rank}")
+}
+pub fn concat_rank_mismatch(i: usize) -> String {
+    format!("operands (0) and ({i}) do not match rank")
+}
+pub fn concat_shape_mismatch(i: usize, d: usize, first: &str, other: &str) -> String {
+    format!(
+        "shapes of operand (0) and ({i}) are not compatible at non-concat index {d}: ({first}) != ({other})"
+    )
+}
+pub fn slice_start_count(count: usize, rank: usize) -> String {
+    format!(
+        "the number of elements in start_indices ({count}) does not match the rank of the operand ({rank})"
+    )
+}
+pub fn slice_limit_too_large(limit: i64, size: i64, dim: usize) -> String {
+    format!("limit index {limit} is larger than dimension size {size} in dimension {dim}")
+}
+pub const DOT_BATCHING_COUNT: &str =
+    "lhs and rhs should have the same number of batching dimensions";
+pub const DOT_CONTRACTING_COUNT: &str =
+    "lhs and rhs should have the same number of contracting dimensions";
+pub fn dot_duplicated_dim(side: &str, dim: i64) -> String {
+    format!(
+        "has duplicated dimension from {side}_batching_dimensions and {side}_contracting_dimensions: {dim}"
+    )
+}
+pub fn dot_dim_out_of_range(name: &str, dim: i64, rank: usize) -> String {
+    format!("{name} value: {dim} is out of range: [0, {rank})")
+}
+pub const DOT_BATCHING_SIZES: &str = "batching dimension sizes must match for lhs/rhs";
+pub const DOT_CONTRACTING_SIZES: &str = "contracting dimension sizes must match for lhs/rhs";
+pub const DOT_RANKS: &str = "expected both lhs/rhs ranks to be either 1 or 2";
+pub fn inferred_shape_incompatible(shape: &str, ty: &str) -> String {
+    format!("inferred shape '[{shape}]' is incompatible with return type of operation {ty}")
+}
+pub fn pad_low_length(len: usize, rank: usize) -> String {
+    format!("edge_padding_low length ({len}) must match operand rank ({rank})")
+}
+pub fn reduce_dim_out_of_bounds(dim: i64, rank: usize) -> String {
+    format!("Out-of-bounds dimension {dim}, expected to be in range [0, {rank})")
+}
+pub fn reduce_duplicate_dim(dim: i64) -> String {
+    format!("Duplicate reduction dimension: {dim}")
+}
+pub fn reduce_not_promotable(region: &str, init: &str) -> String {
+    format!(
+        "The element-type of reduction-region's result type at index 0 is expected to be promotable from the op's corresponding init-value element-type: '{region}' vs '{init}'"
+    )
+}
+pub const FLOAT_OR_COMPLEX_TENSOR: &str = "4/6/8/16/32/64-bit float or complex type with 32/64-bit float elements or per-tensor integer quantized values";
+pub const INT_FLOAT_OR_COMPLEX_TENSOR: &str = "2/4/8/16/32/64-bit integer or 4/6/8/16/32/64-bit float or complex type with 32/64-bit float elements or per-tensor integer quantized values";
+pub const SIGNLESS_INT_FLOAT_OR_COMPLEX_TENSOR: &str = "2/4/8/16/32/64-bit signless integer or 4/6/8/16/32/64-bit float or complex type with 32/64-bit float elements or per-tensor integer quantized values";
+pub const BOOL_OR_INT_TENSOR: &str = "bool or 2/4/8/16/32/64-bit integer values";
+pub fn operand_must_be(i: usize, what: &str, ty: &str) -> String {
+    format!("operand #{i} must be ranked tensor of {what}, but got {ty}")
+}
+pub fn pad_negative_interior(v: i64) -> String {
+    format!("Interior padding cannot be negative: {v}")
+}
+pub const PAD_SIZES_DIFFER: &str = "failed to verify that all of {edge_padding_low, edge_padding_high, interior_padding} have same size";
+pub const IOTA_SCALAR: &str = "does not support scalars.";
+pub const IOTA_DIM_TOO_LARGE: &str = "iota dimension cannot go beyond the output rank.";
+pub fn dynamic_slice_count(sizes: usize, starts: usize) -> String {
+    format!("has mismatched number of slice sizes ({sizes}) and number of start indices ({starts})")
+}
+pub fn dynamic_slice_too_large(size: i64, dim_size: i64, i: usize) -> String {
+    format!(
+        "has slice size {size} greater than dimension size {dim_size} in dimension {i} of operand"
+    )
+}
+pub fn cholesky_minor_dims(shape: &str) -> String {
+    format!("minor dimensions of 'a' must have equal size, got shape {shape}.")
+}
+pub fn reverse_not_unique(dims: &str) -> String {
+    format!("dimensions should be unique. Got: {dims}")
+}
+pub fn reverse_negative(dim: i64) -> String {
+    format!("all dimensions should be non-negative. Got dimension: {dim}.")
+}
+pub fn reverse_out_of_range(rank: usize, dim: i64) -> String {
+    format!("all dimensions should be between [0, {rank}). Got dimension: {dim}.")
+}
+pub fn result_must_be_ui32(ty: &str) -> String {
+    format!("result #0 must be ranked tensor of 32-bit unsigned integer values, but got {ty}")
+}

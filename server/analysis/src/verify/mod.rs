@@ -26,6 +26,7 @@ mod op_names;
 pub(crate) mod parse_time;
 mod rule;
 pub mod sharding;
+mod stablehlo;
 mod unreduced;
 pub mod values;
 mod view;
@@ -75,7 +76,8 @@ pub struct Violation {
     pub plain: bool,
     /// Reported at (and prefixed with) this op instead of the verified one.
     pub at_op: Option<OpId>,
-    /// Further errors MLIR emits for the same failure, at the same place.
+    /// Further errors MLIR emits for the same failure, at the same place (with the
+    /// `'op' op ` prefix even when the first is plain).
     pub follow_ups: Vec<String>,
     /// The rule broken (`None`: [`DiagnosticCode::Verifier`]).
     pub code: Option<DiagnosticCode>,
@@ -375,8 +377,9 @@ fn report(cx: &Ctx, op: OpId, stage: Stage, v: Violation, out: &mut Vec<Diagnost
     d.stage = Some(stage);
     d.notes = v.notes.iter().map(|(span, m)| Note { span: *span, message: m.clone() }).collect();
     out.push(d);
+    // A follow-up is always the op's own error (`'op' op failed to infer ...`).
     for m in &v.follow_ups {
-        let mut f = Diagnostic::error(at, text(m), Origin::Verifier);
+        let mut f = Diagnostic::error(at, msg::op_error(info.name(), m), Origin::Verifier);
         f.focus = info.name_span();
         f.code = code;
         f.stage = Some(stage);
@@ -406,7 +409,10 @@ fn entry_checks(cx: &Ctx, id: OpId) -> Result<(), Violation> {
             generic::verify_same_operand_and_result_type(cx, id)?;
             collective::verify_interface(cx, id)
         }
-        _ => Ok(()),
+        n => match n.strip_prefix("stablehlo.") {
+            Some(op) => stablehlo::verify(cx, id, op),
+            None => Ok(()),
+        },
     }
 }
 

@@ -6,6 +6,7 @@ mod op;
 mod recent;
 mod sdy_attr;
 mod speculate;
+mod stablehlo_form;
 mod ty;
 
 use crate::lexer::{self, Token, TokenKind};

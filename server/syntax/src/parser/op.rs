@@ -526,6 +526,12 @@ impl Parser<'_> {
         // without going through every known name.
         if let Some(rest) = name.strip_prefix("stablehlo.") {
             if !matches!(rest, "while" | "return") {
+                if self.check_stablehlo_form(name, rest) {
+                    // MLIR stops here; read the rest of the line only, so that a broken
+                    // bracket cannot swallow the statements after it.
+                    self.scan_line(op);
+                    return Some(());
+                }
                 return self.scan_custom(op);
             }
         }
@@ -1153,6 +1159,18 @@ impl Parser<'_> {
                 _ => {
                     self.bump();
                 }
+            }
+        }
+    }
+
+    /// The rest of a statement whose custom form is known to be wrong: its value uses
+    /// up to the end of the line.
+    fn scan_line(&mut self, op: &mut Op) {
+        while !self.at_eof() && !self.nl_before() {
+            if self.at(TokenKind::ValueId) {
+                self.value_use(op);
+            } else {
+                self.bump();
             }
         }
     }

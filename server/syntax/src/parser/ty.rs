@@ -20,7 +20,7 @@ impl<'s> Parser<'s> {
     /// At `tensor<...>` with no bracket inside whose spelling was met before in this
     /// parse: the type, with the cursor moved past it, without stepping through its tokens
     /// (most types of a file are repeats). `None`, the cursor unmoved, otherwise.
-    fn known_plain_tensor(&mut self) -> Option<Type> {
+    pub(crate) fn known_plain_tensor(&mut self) -> Option<Type> {
         if !self.at_keyword("tensor") || self.nth_kind(1) != TokenKind::Less {
             return None;
         }
@@ -40,7 +40,7 @@ impl<'s> Parser<'s> {
         Some(Type { span: Span::new(start - self.base, end - self.base), kind })
     }
 
-    /// Parses a type; reports `expected type` and returns `None` when there is none.
+    /// Parses a type; reports MLIR's `expected non-function type` and returns `None` when there is none.
     pub(crate) fn parse_type(&mut self) -> Option<Type> {
         let start = self.peek().start;
         // Seen this exact tensor type before: skip it without re-reading the shape.
@@ -93,7 +93,7 @@ impl<'s> Parser<'s> {
             TokenKind::BareId => {
                 let name = self.text(start_tok);
                 if !is_builtin_type_name(name) {
-                    self.error_expected("type");
+                    self.error_expected("non-function type");
                     return None;
                 }
                 self.bump();
@@ -140,7 +140,7 @@ impl<'s> Parser<'s> {
                 Some(TypeKind::Other(self.text_from(start_tok.start).into()))
             }
             _ => {
-                self.error_expected("type");
+                self.error_expected("non-function type");
                 None
             }
         }
@@ -153,7 +153,7 @@ impl<'s> Parser<'s> {
 
     /// After `tensor`: `<dims x elem (, encoding)?>`.
     fn shaped_body(&mut self, start: u32) -> Option<TypeKind> {
-        let lt = self.expect(TokenKind::Less, "'<'")?;
+        let lt = self.expect(TokenKind::Less, "'<' in tensor type")?;
         self.restore(self.save() - 1);
         self.skip_balanced();
         let close = self.prev_end();
@@ -223,10 +223,17 @@ fn parse_shape(inner: &str) -> Result<TypeKind, &'static str> {
     let bytes = body.as_bytes();
     let mut dims = crate::tree::Shape::new();
     let mut i = 0;
+    let skip_ws = |i: &mut usize| {
+        while bytes.get(*i).is_some_and(|b| b.is_ascii_whitespace()) {
+            *i += 1;
+        }
+    };
     loop {
+        skip_ws(&mut i);
         let start = i;
         if bytes.get(i) == Some(&b'?') {
             i += 1;
+            skip_ws(&mut i);
             if bytes.get(i) != Some(&b'x') {
                 return Err("expected 'x' in dimension list");
             }
@@ -240,10 +247,12 @@ fn parse_shape(inner: &str) -> Result<TypeKind, &'static str> {
         if i == start {
             break;
         }
+        let end = i;
+        skip_ws(&mut i);
         if bytes.get(i) != Some(&b'x') {
             return Err("expected 'x' in dimension list");
         }
-        let v: i64 = body[start..i].parse().map_err(|_| "dimension is too large")?;
+        let v: i64 = body[start..end].parse().map_err(|_| "dimension is too large")?;
         dims.push(Dim::Static(v));
         i += 1;
     }
