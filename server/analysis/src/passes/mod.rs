@@ -8,14 +8,18 @@
 //!   `create` in its [`PassInfo`].
 //! * [`parse_pass_flag`] reads `-name`, `--name`, `-name=opts`, `-name="a=1 b=2"`,
 //!   `-name='a=1,b=2'`, `-name={a=1 b=2}`; options are validated against the pass.
+//!   [`parse_pass_pipeline`] reads MLIR's textual pipeline (`-pass-pipeline=...`).
 //! * [`Pipeline::run`] builds the chunk's IR, runs the passes in order and returns the
 //!   module (to print) and the diagnostics the passes emitted. A pass that fails has
 //!   reported an error; the chunk then prints nothing, like `sdy_opt`.
 //! * A [`Session`] spans one process (all chunks of a `-split-input-file` run): it holds
 //!   MLIR's once-per-process warning flags and whether ops are printed in notes.
 
+mod pipeline_text;
 pub mod populate_rules;
 pub mod verify_after;
+
+pub use pipeline_text::parse_pass_pipeline;
 
 use crate::diag::{Diagnostic, Note, Origin, Severity};
 use crate::model::Model;
@@ -227,8 +231,8 @@ impl PassOptions {
     }
 }
 
-/// LLVM's `cl::opt<bool>` spellings.
-fn parse_bool(s: &str) -> Option<bool> {
+/// A boolean option value in LLVM's `cl::opt<bool>` spellings.
+pub fn parse_bool(s: &str) -> Option<bool> {
     match s {
         "" | "true" | "TRUE" | "True" | "1" => Some(true),
         "false" | "FALSE" | "False" | "0" => Some(false),
@@ -378,12 +382,19 @@ pub struct Session {
     /// `-allow-unregistered-dialect`: generic-form ops of unknown dialects verify
     /// (also when the IR is verified after a pass).
     pub allow_unregistered: bool,
+    /// MLIR's `-verify-each` (on by default): verify the IR after every pass.
+    pub verify_each: bool,
     once: HashSet<String>,
 }
 
 impl Session {
     pub fn new(print_op_on_diagnostic: bool) -> Session {
-        Session { print_op_on_diagnostic, allow_unregistered: false, once: HashSet::new() }
+        Session {
+            print_op_on_diagnostic,
+            allow_unregistered: false,
+            verify_each: true,
+            once: HashSet::new(),
+        }
     }
     /// True the first time `key` is seen in this process (`llvm::call_once` flags).
     pub fn first_time(&mut self, key: &str) -> bool {
@@ -530,12 +541,16 @@ impl Pipeline {
                 failed = true;
                 break;
             }
-            // MLIR verifies the IR after every pass; the text of the last one is the
-            // output.
+            // MLIR verifies the IR after every pass (unless `-verify-each=false`); the
+            // text of the last one is the output.
             let text = crate::print::print_module(cx.module);
-            if let Some((origin, message)) =
-                verify_after::first_error_in(cx.module, &text, cx.session.allow_unregistered)
-            {
+            let error = match cx.session.verify_each {
+                true => {
+                    verify_after::first_error_in(cx.module, &text, cx.session.allow_unregistered)
+                }
+                false => None,
+            };
+            if let Some((origin, message)) = error {
                 let at = origin.map_or(0, |o| {
                     cx.model.ops.iter().find(|op| op.start == o).map_or(o, |op| op.loc())
                 });
