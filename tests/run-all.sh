@@ -29,6 +29,13 @@ else
   exit 1
 fi
 SDY_LSP_BIN=$bin bash editors/nvim/tests/run.sh
+# The packaged extension in a real VS Code (code-server driven by Chromium), where it is
+# installed (.ci/run installs it and sets SDY_VSCODE_E2E=1, which makes it required).
+if [ "${SDY_VSCODE_E2E:-0}" = 1 ] || bash editors/tests/vscode-e2e/run.sh --is-installed; then
+  SDY_LSP_BIN=$bin bash editors/tests/vscode-e2e/run.sh
+else
+  echo "vscode-e2e: skipped (not installed: bash editors/tests/vscode-e2e/run.sh --install)"
+fi
 # From a JAX program to the editor (skipped where no Python has jax).
 SDY_LSP_BIN=$bin bash editors/tests/jax_export.sh
 # Install without Rust: the wheel (dev profile, reusing the debug build) in a fresh venv.

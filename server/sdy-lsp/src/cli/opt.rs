@@ -1,13 +1,15 @@
 //! `sdy-lsp opt`: a drop-in for `sdy_opt` on the flags Shardy's lit tests use.
 //!
 //! `sdy-lsp opt FILE|- [-split-input-file] [-verify-diagnostics]
-//! [-allow-unregistered-dialect] [PASS...] [--]`
+//! [-allow-unregistered-dialect] [-verify-each[=false]] [PASS...]
+//! [-pass-pipeline='builtin.module(...)'] [--]`
 //!
 //! Each chunk (the whole file, or each `// -----` piece with `-split-input-file`) is
 //! parsed and verified; the passes (`-sdy-populate-op-sharding-rules[=OPTIONS]`, see
 //! `sdy_analysis::passes::PASSES`) then run on it in the order given; a chunk without
 //! errors is printed like `sdy_opt` prints it, a failing chunk prints nothing. Printed
-//! chunks are joined with `// -----` lines. Pass warnings (e.g. the sharding rule
+//! chunks are joined with `// -----` lines. As in MLIR, the IR is verified after every
+//! pass unless `-verify-each=false`. Pass warnings (e.g. the sharding rule
 //! registry's "unknown op") are reported like MLIR's, once per process.
 //! Diagnostics go to stderr as `FILE:LINE:COL: error: MESSAGE` in whole-file
 //! coordinates, or, for an op with its own `loc(...)`, at that location as MLIR does.
@@ -33,6 +35,8 @@ struct Options {
     verify: bool,
     /// Generic-form ops of unknown dialects are accepted.
     allow_unregistered: bool,
+    /// `-verify-each=false` turns off the verifier after every pass.
+    verify_each: bool,
     /// The passes to run, in order.
     passes: Vec<PassSpec>,
 }
@@ -42,6 +46,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
     let mut split = false;
     let mut verify = false;
     let mut allow_unregistered = false;
+    let mut verify_each = true;
     let mut passes = Vec::new();
     let mut rest_are_files = false;
     for a in args {
@@ -54,6 +59,17 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             Some("split-input-file") => split = true,
             Some("verify-diagnostics") => verify = true,
             Some("allow-unregistered-dialect") => allow_unregistered = true,
+            Some(f) if f == "verify-each" || f.starts_with("verify-each=") => {
+                let value = f.strip_prefix("verify-each=").unwrap_or("true");
+                verify_each = passes::parse_bool(value).ok_or_else(|| {
+                    format!("sdy-lsp opt: invalid value '{value}' for '-verify-each'")
+                })?;
+            }
+            Some(f) if f.starts_with("pass-pipeline=") => {
+                let text = &f["pass-pipeline=".len()..];
+                let specs = passes::parse_pass_pipeline(text);
+                passes.extend(specs.map_err(|e| format!("sdy-lsp opt: {e}"))?);
+            }
             Some(_) => {
                 passes.push(passes::parse_pass_flag(a).map_err(|e| format!("sdy-lsp opt: {e}"))?)
             }
@@ -72,6 +88,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         split,
         verify,
         allow_unregistered,
+        verify_each,
         passes,
     })
 }
@@ -107,6 +124,7 @@ pub fn run(args: &[String]) -> ExitCode {
     // MLIR prints the op in diagnostic notes, except under -verify-diagnostics.
     let mut session = Session::new(!opts.verify);
     session.allow_unregistered = opts.allow_unregistered;
+    session.verify_each = opts.verify_each;
     for chunk in sdy_analysis::parse_chunks(&text, opts.split) {
         let analysis = sdy_analysis::analyze_chunk(&text, &chunk);
         let mut diags = sdy_analysis::verify::mlir_view(&analysis.diagnostics, &analysis.model);
