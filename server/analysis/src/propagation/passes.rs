@@ -188,7 +188,10 @@ pub(crate) use fn_pass;
 use super::pipeline::{calls, export, import};
 use crate::passes::{OptKind, OptionInfo, PassInfo};
 
-fn fail(cx: &mut PassContext<'_>, r: Result<(), (Option<u32>, String)>) -> Result<(), PassFailed> {
+pub(crate) fn fail(
+    cx: &mut PassContext<'_>,
+    r: Result<(), (Option<u32>, String)>,
+) -> Result<(), PassFailed> {
     match r {
         Ok(()) => Ok(()),
         Err((origin, msg)) => {
