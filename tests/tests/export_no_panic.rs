@@ -99,7 +99,8 @@ fn mutated_programs_export_without_panic() {
     let mut rng = Rng(0x9E3779B97F4A7C15);
     let mut runs = 0u64;
     while start.elapsed() < budget {
-        let text = mutate(&mut rng, &seeds[rng.below(seeds.len())]);
+        let seed = &seeds[rng.below(seeds.len())];
+        let text = mutate(&mut rng, seed);
         check(&text);
         runs += 1;
     }

@@ -278,6 +278,52 @@ pub fn parse_pass_flag(arg: &str) -> Result<PassSpec, String> {
     Ok(PassSpec { flag: info.flag, options: PassOptions { values } })
 }
 
+/// Reads an MLIR textual pass pipeline (`-pass-pipeline=` without the flag):
+/// `builtin.module(a, func.func(b{opt=1}), c)`. Every pass here works on the module, so
+/// the nesting only groups: the passes come out in order.
+pub fn parse_pass_pipeline(text: &str) -> Result<Vec<PassSpec>, String> {
+    let mut out = Vec::new();
+    pipeline_items(text.trim().trim_matches(|c| c == '\'' || c == '"'), &mut out)?;
+    Ok(out)
+}
+
+fn pipeline_items(text: &str, out: &mut Vec<PassSpec>) -> Result<(), String> {
+    let mut depth = 0i32;
+    let mut start = 0;
+    let mut items = Vec::new();
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' | '{' => depth += 1,
+            ')' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+        if depth < 0 {
+            return Err(format!("unbalanced pass pipeline '{text}'"));
+        }
+    }
+    if depth != 0 {
+        return Err(format!("unbalanced pass pipeline '{text}'"));
+    }
+    items.push(&text[start..]);
+    for item in items.into_iter().map(str::trim).filter(|i| !i.is_empty()) {
+        // `anchor(nested)`: an op-name anchor around a nested pipeline.
+        if let Some(nested) = item.strip_suffix(')').and_then(|i| i.split_once('(')) {
+            pipeline_items(nested.1, out)?;
+            continue;
+        }
+        let flag = match item.split_once('{') {
+            Some((name, opts)) => format!("-{}={{{opts}", name.trim()),
+            None => format!("-{item}"),
+        };
+        out.push(parse_pass_flag(&flag)?);
+    }
+    Ok(())
+}
+
 /// Splits an option string into `key[=value]` items: separated by spaces (MLIR's
 /// pass option syntax) or by commas that start a new `key=`; surrounding quotes and a
 /// `{...}` wrapper are removed; values may be quoted. A comma followed by a name that
@@ -589,6 +635,26 @@ mod tests {
                 format!("pass '-{}' is not implemented yet", info.flag)
             );
         }
+    }
+
+    #[test]
+    fn pipelines() {
+        let flags = |text| {
+            parse_pass_pipeline(text)
+                .map(|ps| ps.iter().map(|p| p.flag).collect::<Vec<_>>())
+                .unwrap_or_else(|e| panic!("{text}: {e}"))
+        };
+        assert_eq!(
+            flags("builtin.module(sdy-propagation-pipeline,func.func(sdy-insert-explicit-reshards),func.func(sdy-reshard-to-collectives))"),
+            ["sdy-propagation-pipeline", "sdy-insert-explicit-reshards", "sdy-reshard-to-collectives"]
+        );
+        let p = parse_pass_pipeline(
+            "'builtin.module(func.func(sdy-insert-explicit-reshards{enable-full-version=true}))'",
+        )
+        .unwrap();
+        assert!(p[0].options.bool("enable-full-version"));
+        assert!(parse_pass_pipeline("builtin.module(sdy-nope)").is_err());
+        assert!(parse_pass_pipeline("builtin.module(func.func(canonicalize)").is_err());
     }
 
     #[test]

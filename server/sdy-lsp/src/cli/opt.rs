@@ -54,6 +54,10 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             Some("split-input-file") => split = true,
             Some("verify-diagnostics") => verify = true,
             Some("allow-unregistered-dialect") => allow_unregistered = true,
+            Some(f) if f.starts_with("pass-pipeline=") => passes.extend(
+                passes::parse_pass_pipeline(&f["pass-pipeline=".len()..])
+                    .map_err(|e| format!("sdy-lsp opt: {e}"))?,
+            ),
             Some(_) => {
                 passes.push(passes::parse_pass_flag(a).map_err(|e| format!("sdy-lsp opt: {e}"))?)
             }
