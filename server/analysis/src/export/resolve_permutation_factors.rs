@@ -210,15 +210,14 @@ fn halo_exchange(g: &Graph, m: &Module, i: OpIdx, name: &str) -> Option<Halo> {
         return None;
     }
     let (mut needs_comm, mut usable) = (false, true);
-    for d in 0..shape.len() {
+    for (d, &dim) in shape.iter().enumerate() {
         let k = shard_count(&s, d, &mesh);
         if k <= 1 {
             continue;
         }
         let (low, dilation) = window(d)?;
-        let s_in = div_ceil(shape[d], k);
         let s_out = div_ceil(*out_shape.get(d)?, k);
-        let e = dim_exchange(k, s_in, s_out, low, dilation.max(1), shape[d]);
+        let e = dim_exchange(k, div_ceil(dim, k), s_out, low, dilation.max(1), dim);
         needs_comm |= e.needs_comm;
         usable &= e.usable;
     }
