@@ -18,7 +18,7 @@ use super::explicit_reshards::rewrite::{reshard_props, OpKey, Rewriter};
 use super::explicit_reshards::{Failure, RuleSource};
 use super::ops::{inherent, pad_amounts, slice_bounds};
 use super::reshape_strides::equivalent_strides;
-use super::shapes::shard_count;
+use super::shapes::{padded_shape, shard_count};
 use crate::model::Model;
 use crate::print::ir::Module;
 use crate::print::sdy::{AxisRef, Mesh, TensorSharding};
@@ -282,6 +282,7 @@ fn reshape(rw: &mut Rewriter, key: OpKey, halo: bool) -> Result<(), String> {
         return Ok(());
     }
     let groups = reshape_groups(&t_in, &t_out);
+    let sides = Sides { s_in: &s_in, s_out: &s_out, t_in: &t_in, t_out: &t_out, mesh: &mesh };
     let same = |nd| {
         (s_in == s_out && t_in == t_out)
             || (s_in.mesh == s_out.mesh
@@ -292,14 +293,14 @@ fn reshape(rw: &mut Rewriter, key: OpKey, halo: bool) -> Result<(), String> {
         if same(false) || groups.iter().all(Group::passthrough) {
             return Ok(());
         }
-        let uneven = groups.iter().any(|gr| gr.uneven(&s_in, &s_out, &t_in, &t_out, &mesh));
-        if halo && uneven && halo_reshape(&groups, &s_in, &s_out, &t_in, &t_out, &mesh) {
+        let uneven = groups.iter().any(|gr| gr.uneven(&sides));
+        if halo && uneven && halo_reshape(&groups, &sides) {
             return Err(not_implemented("stablehlo.reshape"));
         }
     }
     let mut remove: Vec<AxisRef> = Vec::new();
     for gr in groups.iter().filter(|gr| !gr.passthrough()) {
-        if gr.uneven(&s_in, &s_out, &t_in, &t_out, &mesh) {
+        if gr.uneven(&sides) {
             let ins = s_in.dims[gr.ins.clone()].iter().flat_map(|d| d.axes.iter());
             remove.extend(
                 ins.chain(s_out.dims[gr.outs.clone()].iter().flat_map(|d| d.axes.iter())).cloned(),
@@ -334,6 +335,16 @@ fn ordered_axes(s: &TensorSharding, mesh: &Mesh) -> Vec<AxisRef> {
     axes
 }
 
+/// A reshape's input and output shardings and shapes.
+#[derive(Clone, Copy)]
+struct Sides<'a> {
+    s_in: &'a TensorSharding,
+    s_out: &'a TensorSharding,
+    t_in: &'a [i64],
+    t_out: &'a [i64],
+    mesh: &'a Mesh,
+}
+
 /// Dimensions of a reshape's input and output that hold the same elements
 /// (`ReshapeGroupInfo`): the smallest runs with equal products.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -354,14 +365,8 @@ impl Group {
     }
 
     /// A dimension of the group whose size its shard count does not divide.
-    fn uneven(
-        &self,
-        s_in: &TensorSharding,
-        s_out: &TensorSharding,
-        t_in: &[i64],
-        t_out: &[i64],
-        mesh: &Mesh,
-    ) -> bool {
+    fn uneven(&self, x: &Sides) -> bool {
+        let Sides { s_in, s_out, t_in, t_out, mesh } = *x;
         let uneven = |s: &TensorSharding, t: &[i64], d: usize| {
             let k = shard_count(s, d, mesh);
             k > 1 && t[d] % k != 0
@@ -413,27 +418,9 @@ fn reshape_groups(t_in: &[i64], t_out: &[i64]) -> Vec<Group> {
 /// `getReshapeHaloInfo`: whether Shardy exchanges halos for the reshape (every uneven
 /// group a split of one dimension without size-1 dimensions, sizes multiples of each
 /// other and equal padded volumes).
-fn halo_reshape(
-    groups: &[Group],
-    s_in: &TensorSharding,
-    s_out: &TensorSharding,
-    t_in: &[i64],
-    t_out: &[i64],
-    mesh: &Mesh,
-) -> bool {
-    let padded = |s: &TensorSharding, t: &[i64]| -> Vec<i64> {
-        (0..t.len())
-            .map(|d| {
-                let k = shard_count(s, d, mesh);
-                if k > 1 && t[d] % k != 0 {
-                    div_ceil(t[d], k).saturating_mul(k)
-                } else {
-                    t[d]
-                }
-            })
-            .collect()
-    };
-    let (p_in, p_out) = (padded(s_in, t_in), padded(s_out, t_out));
+fn halo_reshape(groups: &[Group], x: &Sides) -> bool {
+    let Sides { s_in, s_out, t_in, t_out, mesh } = *x;
+    let (p_in, p_out) = (padded_shape(t_in, s_in, mesh), padded_shape(t_out, s_out, mesh));
     let volume = |p: &[i64], r: &std::ops::Range<usize>| {
         p[r.clone()].iter().fold(1i128, |a, &d| a.saturating_mul(d.into()))
     };
