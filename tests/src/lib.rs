@@ -2,6 +2,8 @@
 //! (possibly gzipped) inputs, cursor markers, a reproducible PRNG for mutation tests, and
 //! the `sdy-lsp` binary for whole-process tests.
 
+pub mod program_fuzz;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,8 @@
 //! `../shared/oracle`). Random programs from `tests/differential/propagation/gen.py` go
 //! through every propagation pass in both tools; the printed modules must match.
 //! `SDY_DIFFERENTIAL_COUNT` (default 50) and `SDY_DIFFERENTIAL_SEED` (default 1) pick the
-//! programs. A second test does the same for the rule registry's generator.
+//! programs. Further tests do the same for the export path and the rule registry's
+//! generator.
 
 use sdy_tests::sdy_lsp;
 use std::path::{Path, PathBuf};
@@ -56,6 +57,16 @@ fn differential_against_shardy() {
     // "overall: X/Y programs exact (Z%), ..."
     let Some(summary) = run_differential(&[]) else { return };
     assert!(rate(&summary, 0) >= 0.98, "match rate below 98%: {summary}");
+}
+
+/// The export path (`run.py --export`): the same programs propagated, resharded
+/// explicitly and turned into collectives in both tools; printed modules and each
+/// program's stderr must match.
+#[test]
+fn export_against_shardy() {
+    // "overall: X/Y programs exact (Z%), ..."
+    let Some(summary) = run_differential(&["--export"]) else { return };
+    assert!(rate(&summary, 0) >= 0.99, "export match rate below 99%: {summary}");
 }
 
 /// Random ops of every kind the registry knows (`differential/rules/gen.py`): Shardy's

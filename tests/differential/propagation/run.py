@@ -4,7 +4,7 @@ Shardy, ../../../../shared/oracle/oracle_opt.py) and `sdy-lsp opt`, compared chu
 chunk.
 
   run.py --bin PATH/TO/sdy-lsp [--seed S] [--count N] [--pass FLAG ...] [--show K] [--gen GEN.py]
-         [--stderr]
+         [--stderr] [--export]
 
 For each pass flag (default: the four strategy passes and the pipeline) prints the
 number of programs the oracle accepts, how many of those print exactly the same, and
@@ -25,6 +25,14 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ORACLE = os.environ.get("SDY_ORACLE_OPT") or os.path.normpath(
     os.path.join(HERE, "..", "..", "..", "..", "shared", "oracle", "oracle_opt.py"))
+
+# `--export`: the export path after propagation, as one run of each tool (both take the
+# func.func passes as plain flags; sdy_opt nests them itself).
+EXPORT_PASSES = [
+    "-sdy-propagation-pipeline",
+    "-sdy-insert-explicit-reshards",
+    "-sdy-reshard-to-collectives",
+]
 
 DEFAULT_PASSES = [
     "-sdy-basic-propagate",
@@ -91,15 +99,16 @@ def run_oracle(oracle, chunks, flag, tmp, batch):
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode < 0 or r.returncode > 1:
             return None
-        errs.append((idx, r.stderr))
-        return split_out(r.stdout)
+        return split_out(r.stdout), r.stderr
 
     crashes = 0
 
     def solve(idx):
         nonlocal crashes
         res = run(idx)
-        if res is not None and len(res) == len(idx):
+        if res is not None and len(res[0]) == len(idx):
+            res, err = res
+            errs.append((idx, err))
             for i, t in zip(idx, res):
                 out[i] = t
             return
@@ -113,6 +122,78 @@ def run_oracle(oracle, chunks, flag, tmp, batch):
     for start in range(0, len(chunks), batch):
         solve(list(range(start, min(start + batch, len(chunks)))))
     return out, crashes, errs
+
+
+LOC_RE = re.compile(r"^(?:[^:\n]*):(\d+):\d+: ")
+
+
+def stderr_by_chunk(stderr, starts):
+    """A batch's stderr split by program: a diagnostic goes to the chunk its line is in
+    (`starts`: each chunk's first line, 1-based), lines after it (notes, op dumps) with
+    it; lines before the first located one go to key None."""
+    out = {}
+    key = None
+    for line in stderr.splitlines(True):
+        m = LOC_RE.match(line)
+        if m:
+            n = int(m.group(1))
+            key = max((i for i, s in enumerate(starts) if s <= n), default=0)
+        out[key] = out.get(key, "") + line
+    return out
+
+
+def chunk_starts(chunks, idx):
+    starts, line = [], 1
+    for i in idx:
+        starts.append(line)
+        line += chunks[i].count("\n") + 1  # the `// -----` line
+    return starts
+
+
+def export_run(a, chunks):
+    """`--export`: every program through propagation, explicit reshards and collectives
+    in both tools, batch by batch; a program is identical when its printed module and its
+    share of stderr are byte for byte the oracle's. Prints the figures and the programs
+    that differ (by first differing line)."""
+    flags = EXPORT_PASSES
+    total = same = same_out = rejected = 0
+    differ = []
+    with tempfile.TemporaryDirectory() as d:
+        # The oracle per batch (a batch it crashes on is rerun in halves); sdy-lsp on
+        # exactly the batches that ran whole, at the same path, so file lines agree.
+        outs, crashes, errs = run_oracle(a.oracle, chunks, flags, d, a.batch)
+        path = os.path.join(d, "batch.mlir")
+        for idx, their_err in errs:
+            with open(path, "w") as f:
+                f.write(batch_text(chunks, idx))
+            m = subprocess.run([a.bin, "opt", path, "-split-input-file"] + flags,
+                               capture_output=True, text=True)
+            oo, mo = [outs[i] or "" for i in idx], split_out(m.stdout)
+            starts = chunk_starts(chunks, idx)
+            oe, me = stderr_by_chunk(their_err, starts), stderr_by_chunk(m.stderr, starts)
+            if oe.get(None, "") != me.get(None, ""):
+                differ.append((idx[0], "unlocated stderr of the batch", oe.get(None, ""), me.get(None, "")))
+            for k, i in enumerate(idx):
+                total += 1
+                ot, mt = oo[k], mo[k] if k < len(mo) else ""
+                rejected += not ot.strip()
+                ok_out = ot == mt
+                ok_err = oe.get(k, "") == me.get(k, "")
+                same_out += ok_out
+                same += ok_out and ok_err
+                if not (ok_out and ok_err):
+                    differ.append((i, "stdout" if not ok_out else "stderr",
+                                   ot if not ok_out else oe.get(k, ""), mt if not ok_out else me.get(k, "")))
+    if crashes:
+        print("(the oracle crashed on %d programs, left out: %s)" % (
+            crashes, " ".join(str(i) for i, o in enumerate(outs) if o is None)))
+    for i, what, theirs, ours in differ[: a.show]:
+        print("=== program %d: %s differs" % (i, what))
+        print(chunks[i] if i < len(chunks) else "")
+        print("".join(difflib.unified_diff(theirs.splitlines(True), ours.splitlines(True), "oracle", "sdy-lsp")))
+    print("export differing programs: %s" % " ".join(str(i) for i, *_ in differ))
+    print("overall: %d/%d programs exact (%.1f%%), %d/%d stdout identical (%d the oracle rejects)" % (
+        same, total, 100.0 * same / max(total, 1), same_out, total, rejected))
 
 
 def same_stderr(binary, chunks, flag, tmp, errs, show):
@@ -159,12 +240,17 @@ def main():
                     help="the program generator (default: propagation's; canonicalize/gen.py for -canonicalize)")
     ap.add_argument("--gen-arg", dest="gen_args", action="append", default=[],
                     help="an extra argument for the generator (e.g. --gen-arg=--wide)")
+    ap.add_argument("--export", action="store_true",
+                    help="the export path: %s in one run of each tool, stdout and each program's "
+                         "stderr compared byte for byte" % " ".join(EXPORT_PASSES))
     a = ap.parse_args()
     extract = rules if a.what == "rules" else shardings
     passes = a.passes or DEFAULT_PASSES
     gen = subprocess.run([sys.executable, a.gen, "--seed", str(a.seed), "--count", str(a.count)] + a.gen_args,
                          capture_output=True, text=True, check=True).stdout
     chunks = gen.split("// -----\n")
+    if a.export:
+        return export_run(a, chunks)
     with tempfile.TemporaryDirectory() as d:
         if a.pretty:
             printed, _, _ = run_oracle(a.oracle, chunks, None, d, a.batch)

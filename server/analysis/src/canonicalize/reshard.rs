@@ -7,9 +7,9 @@
 use super::arena::OpRef;
 use super::driver::Rewriter;
 use super::shardings::resolve;
+use crate::export::reshape_strides::equivalent_strides;
 use crate::print::ir::{Attr, NamedAttr, Op, Piece, PieceKind, Syntax, Template, ValueId};
-use crate::print::sdy::{AxisRef, Mesh, Reduction, TensorSharding};
-use crate::propagation::axis::{mesh_axis_size, pre_size, size};
+use crate::print::sdy::{Reduction, TensorSharding};
 use crate::propagation::graph::ValueType;
 use crate::rules::InherentAttrs;
 use std::collections::HashSet;
@@ -110,64 +110,6 @@ fn target_sharding(rw: &Rewriter, mut s: TensorSharding, mut v: ValueId) -> Opti
     Some(s)
 }
 
-/// One axis of a sharding with the linear stride of its shards.
-struct AxisStride {
-    axis: AxisRef,
-    stride: f64,
-}
-
-fn is_near(a: f64, b: f64) -> bool {
-    (a - b).abs() < 1e-6
-}
-
-/// Shardy's linear strides of every axis of `s` over `shape` (row-major), consecutive
-/// sub-axes of one axis merged. Sizes are taken as `i128` so no input overflows.
-fn axis_strides(s: &TensorSharding, shape: &[i64], mesh: &Mesh) -> Option<Vec<AxisStride>> {
-    if s.dims.len() != shape.len() {
-        return None;
-    }
-    let sz = |a: &AxisRef| i128::from(size(a, mesh));
-    let pre = |a: &AxisRef| i128::from(pre_size(a));
-    let mut strides: Vec<AxisStride> = Vec::new();
-    let mut cumulative = 1.0f64;
-    for i in (0..shape.len()).rev() {
-        let axes = &s.dims[i].axes;
-        let total = axes.iter().try_fold(1i128, |acc, a| acc.checked_mul(sz(a)))?;
-        let dim = i128::from(shape[i]);
-        if total <= 0 || dim < 0 {
-            return None;
-        }
-        let mut stride = cumulative * ((dim + total - 1) / total) as f64;
-        for a in axes.iter().rev() {
-            strides.push(AxisStride { axis: a.clone(), stride });
-            stride *= sz(a) as f64;
-        }
-        cumulative *= dim as f64;
-    }
-    strides.sort_by(|a, b| a.stride.total_cmp(&b.stride));
-    let mut merged: Vec<AxisStride> = Vec::new();
-    for e in strides {
-        if let Some(back) = merged.last_mut() {
-            let (prev, cur) = (&back.axis, &e.axis);
-            if prev.name == cur.name
-                && pre(cur) * sz(cur) == pre(prev)
-                && is_near(e.stride, back.stride * sz(prev) as f64)
-            {
-                let p = pre_size(prev).min(pre_size(cur));
-                let n = sz(prev) * sz(cur);
-                back.axis = if p == 1 && n == i128::from(mesh_axis_size(mesh, &prev.name)) {
-                    AxisRef::full(prev.name.clone())
-                } else {
-                    AxisRef { name: prev.name.clone(), sub: Some((p, i64::try_from(n).ok()?)) }
-                };
-                continue;
-            }
-        }
-        merged.push(e);
-    }
-    Some(merged)
-}
-
 /// A ranked static shape without encoding.
 fn plain_shape(ty: &str) -> Option<Vec<i64>> {
     if ty.contains(',') {
@@ -193,12 +135,7 @@ fn equivalent_across_reshapes(
     }
     let (Some(shape1), Some(shape2)) = (plain_shape(t1), plain_shape(t2)) else { return false };
     let Some(mesh) = resolve(&rw.meshes, &s1.mesh) else { return false };
-    let (Some(a), Some(b)) = (axis_strides(s1, &shape1, mesh), axis_strides(s2, &shape2, mesh))
-    else {
-        return false;
-    };
-    a.len() == b.len()
-        && a.iter().zip(&b).all(|(x, y)| x.axis == y.axis && is_near(x.stride, y.stride))
+    equivalent_strides(s1, &shape1, s2, &shape2, mesh, false)
 }
 
 /// An earlier reshard in `current`'s block of `root`, or of a value reached from `root`
@@ -310,49 +247,4 @@ pub fn cse(rw: &mut Rewriter, op: OpRef) -> bool {
     let result = clone_path(rw, root, input, cached);
     rw.replace_op(op, &[result]);
     true
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::print::sdy::{DimSharding, MeshRef};
-
-    fn sharding(dims: Vec<Vec<AxisRef>>) -> TensorSharding {
-        TensorSharding {
-            mesh: MeshRef::Symbol("m".into()),
-            dims: dims
-                .into_iter()
-                .map(|axes| DimSharding { axes, open: false, priority: None })
-                .collect(),
-            replicated: Vec::new(),
-            unreduced: Vec::new(),
-            reduction: Reduction::Sum,
-        }
-    }
-
-    #[test]
-    fn strides_merge_sub_axes() {
-        let mesh = Mesh { axes: vec![("a".into(), 4), ("b".into(), 2)], device_ids: Vec::new() };
-        let a = AxisRef::full("a");
-        let lo = AxisRef { name: "a".into(), sub: Some((1, 2)) };
-        let hi = AxisRef { name: "a".into(), sub: Some((2, 2)) };
-        // [{"a":(1)2}, {"a":(2)2}] over 2x4 lays out like [{"a"}] over 8.
-        let split =
-            axis_strides(&sharding(vec![vec![lo.clone()], vec![hi.clone()]]), &[2, 4], &mesh)
-                .unwrap();
-        let flat = axis_strides(&sharding(vec![vec![a.clone()]]), &[8], &mesh).unwrap();
-        assert_eq!(split.len(), 1);
-        assert_eq!(split[0].axis, a);
-        assert!(is_near(split[0].stride, flat[0].stride));
-        // Swapped halves are a different layout.
-        let swapped = axis_strides(&sharding(vec![vec![hi], vec![lo]]), &[2, 4], &mesh).unwrap();
-        assert_eq!(swapped.len(), 2);
-        // [{"a"}, {}] over 8x4 and [{"a"}] over 32: same stride (16).
-        let x = axis_strides(&sharding(vec![vec![a.clone()], vec![]]), &[8, 4], &mesh).unwrap();
-        let y = axis_strides(&sharding(vec![vec![a.clone()]]), &[32], &mesh).unwrap();
-        assert!(is_near(x[0].stride, y[0].stride));
-        // [{}, {"a"}] over 4x8 is not.
-        let z = axis_strides(&sharding(vec![vec![], vec![a]]), &[4, 8], &mesh).unwrap();
-        assert!(!is_near(x[0].stride, z[0].stride));
-    }
 }

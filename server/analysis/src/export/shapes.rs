@@ -47,7 +47,9 @@ impl TensorTy {
 pub fn shard_count(s: &TensorSharding, d: usize, mesh: &Mesh) -> i64 {
     s.dims
         .get(d)
-        .map(|ds| ds.axes.iter().map(|a| axis_size(a, mesh).unwrap_or(1)).product())
+        .map(|ds| {
+            ds.axes.iter().map(|a| axis_size(a, mesh).unwrap_or(1)).fold(1, i64::saturating_mul)
+        })
         .unwrap_or(1)
 }
 
@@ -63,7 +65,7 @@ pub fn padded_shape(shape: &[i64], s: &TensorSharding, mesh: &Mesh) -> Vec<i64> 
         .map(|(d, &n)| {
             let k = shard_count(s, d, mesh);
             if k > 1 && n % k != 0 {
-                n + k - n % k
+                n.saturating_add(k - n % k)
             } else {
                 n
             }

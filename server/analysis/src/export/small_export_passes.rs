@@ -25,6 +25,13 @@ fn_pass!(c_single_device, "sdy-resolve-single-device-sharding", |cx, o| {
     super::resolve_single_device_sharding::resolve_single_device_sharding(cx.module, replicas);
     Ok(())
 });
+fn_pass!(c_permutation, "sdy-resolve-permutation-factors", |cx, o| {
+    let halo = o.bool("enable-halo-exchange");
+    let r = super::resolve_permutation_factors::resolve_permutation_factors(
+        cx.module, cx.model, cx.src, halo,
+    );
+    crate::propagation::passes::fail(cx, r)
+});
 fn_pass!(c_per_instruction, "sdy-per-instruction-partitioning", |cx, o| {
     super::per_instruction_partitioning::per_instruction_partitioning(cx, o)
 });
@@ -35,6 +42,12 @@ const fn opt(name: &'static str, kind: OptKind, default: &'static str) -> Option
 
 const DEVICE_COUNTS: &[OptionInfo] =
     &[opt("replica-count", OptKind::Int, "1"), opt("partition-count", OptKind::Int, "1")];
+
+const PERMUTATION: &[OptionInfo] = &[
+    opt("enable-halo-exchange", OptKind::Bool, "true"),
+    opt("replica-count", OptKind::Int, "1"),
+    opt("partition-count", OptKind::Int, "1"),
+];
 
 const PER_INSTRUCTION: &[OptionInfo] = &[
     opt("filter", OptKind::Str, ""),
@@ -64,6 +77,12 @@ pub static SMALL_EXPORT_PASSES: &[PassInfo] = &[
         "single-device ops run under a stablehlo.if on their device",
         DEVICE_COUNTS,
         c_single_device,
+    ),
+    info(
+        "sdy-resolve-permutation-factors",
+        "replicates sharded permutation factors (padded, sliced, reversed dimensions)",
+        PERMUTATION,
+        c_permutation,
     ),
     info(
         "sdy-per-instruction-partitioning",

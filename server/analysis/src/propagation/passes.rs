@@ -163,7 +163,10 @@ pub(crate) use crate::pass::{fn_pass, info, FnPass};
 use super::pipeline::{calls, export, import};
 use crate::pass::{OptKind, OptionInfo, PassInfo};
 
-fn fail(cx: &mut PassContext<'_>, r: Result<(), (Option<u32>, String)>) -> Result<(), PassFailed> {
+pub(crate) fn fail(
+    cx: &mut PassContext<'_>,
+    r: Result<(), (Option<u32>, String)>,
+) -> Result<(), PassFailed> {
     match r {
         Ok(()) => Ok(()),
         Err((origin, msg)) => {

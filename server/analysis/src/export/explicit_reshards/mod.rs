@@ -13,10 +13,10 @@
 //! the pass inserts are not visited. The function's return comes last.
 
 mod common_axes;
-mod mesh;
-mod process;
+pub(crate) mod mesh;
+pub(crate) mod process;
 mod reshape;
-mod rewrite;
+pub(crate) mod rewrite;
 mod single_device;
 mod unreduced;
 mod uses;
@@ -47,8 +47,7 @@ pub fn insert_explicit_reshards(
     src: &str,
     full: bool,
 ) -> Result<(), Failure> {
-    let by_origin: HashMap<u32, OpId> =
-        model.ops.iter().enumerate().map(|(i, o)| (o.start, i as OpId)).collect();
+    let rules = RuleSource::new(model, src);
     let (mut rw, funcs) = Rewriter::new(m);
     let mut result = Ok(());
     for (func, ops) in funcs {
@@ -56,9 +55,8 @@ pub fn insert_explicit_reshards(
             result = Err(e);
             break;
         }
-        let mut rules = RuleSource { model, src, by_origin: &by_origin };
         for key in ops {
-            if let Err(e) = visit(&mut rw, &mut rules, key, full) {
+            if let Err(e) = visit(&mut rw, &rules, key, full) {
                 result = Err(e);
                 break;
             }
@@ -90,15 +88,20 @@ fn check_func_io(rw: &mut Rewriter, func: OpKey) -> Result<(), Failure> {
 }
 
 /// Where rules come from: the op's `sdy.sharding_rule`, else the registry.
-struct RuleSource<'a> {
+pub(crate) struct RuleSource<'a> {
     model: &'a Model,
     src: &'a str,
-    by_origin: &'a HashMap<u32, OpId>,
+    by_origin: HashMap<u32, OpId>,
 }
 
-impl RuleSource<'_> {
+impl<'a> RuleSource<'a> {
+    pub(crate) fn new(model: &'a Model, src: &'a str) -> RuleSource<'a> {
+        let by_origin = model.ops.iter().enumerate().map(|(i, o)| (o.start, i as OpId)).collect();
+        RuleSource { model, src, by_origin }
+    }
+
     /// `getOrCreateShardingRule` of op `i` (without attaching it).
-    fn rule(&self, g: &Graph, m: &Module, i: OpIdx) -> Option<OpShardingRule> {
+    pub(crate) fn rule(&self, g: &Graph, m: &Module, i: OpIdx) -> Option<OpShardingRule> {
         let op = g.op(m, i);
         if let Some(Attr::Rule(r)) = op.attr("sdy.sharding_rule") {
             return rule_from_print(r);
@@ -139,7 +142,7 @@ fn full_anyway(g: &Graph, m: &Module, i: OpIdx) -> bool {
     }
 }
 
-fn visit(rw: &mut Rewriter, rules: &mut RuleSource, key: OpKey, full: bool) -> Result<(), Failure> {
+fn visit(rw: &mut Rewriter, rules: &RuleSource, key: OpKey, full: bool) -> Result<(), Failure> {
     let Some(i) = rw.find(key) else { return Ok(()) };
     let g = rw.graph();
     let name = g.nodes[i].name.to_string();
