@@ -222,7 +222,7 @@ fn value_references(model: &Model, values: &[ValueId]) -> Vec<Reference> {
     for &v in values {
         let info = model.value(v);
         out.push(Reference { span: info.span, is_def: true });
-        out.extend(info.uses.iter().map(|u| Reference { span: u.span, is_def: false }));
+        out.extend(info.uses.iter().map(|u| Reference { span: model.use_span(u), is_def: false }));
     }
     out
 }

@@ -233,8 +233,11 @@ fn changed_region(old: &Op, new: &Op, delta: i64) -> Option<usize> {
         }
         let mut same = true;
         for (bo, bn) in ro.blocks.iter().zip(&rn.blocks) {
-            let common = bo.ops.iter().zip(&bn.ops).filter(|(a, b)| Arc::ptr_eq(&a.op, &b.op));
-            shared |= common.count() > 0
+            // Both walks stop early: at the first shared statement, and (from the end,
+            // where an edit that changes the length moves every statement) at the
+            // first difference. A block of a real export has hundreds of thousands.
+            let pairs = || bo.ops.iter().zip(&bn.ops);
+            shared |= pairs().any(|(a, b)| Arc::ptr_eq(&a.op, &b.op))
                 || bo
                     .ops
                     .iter()
@@ -244,11 +247,7 @@ fn changed_region(old: &Op, new: &Op, delta: i64) -> Option<usize> {
             // The same statements at the same places (after several edits at once, a
             // region can hold the same ops moved within it).
             same &= bo.ops.len() == bn.ops.len()
-                && bo
-                    .ops
-                    .iter()
-                    .zip(&bn.ops)
-                    .all(|(a, b)| a.offset == b.offset && Arc::ptr_eq(&a.op, &b.op));
+                && pairs().rev().all(|(a, b)| a.offset == b.offset && Arc::ptr_eq(&a.op, &b.op));
         }
         if !same {
             if changed.is_some() || ro.blocks.len() != 1 {

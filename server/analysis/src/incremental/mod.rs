@@ -51,6 +51,8 @@ pub struct State {
     facts: Vec<Fact>,
     /// The memory of the previous facts table, reused for the next.
     spare: (Vec<u32>, Vec<Fact>),
+    /// Per block of [`BLOCK`] ops, a summary of the facts they read (see [`Summary`]).
+    summaries: Vec<Summary>,
     /// Per mesh name, where the text refers to `@name`.
     mesh_refs: Vec<(String, Vec<u32>)>,
     /// Where the text names attributes that may hold shardings in strings (one list per
@@ -154,6 +156,7 @@ fn with_state(model: Model, src: &str, chunk: &Chunk) -> ChunkAnalysis {
         sites,
         module: diff::explicit_module(chunk),
         spare: (Vec::new(), Vec::new()),
+        summaries: Vec::new(),
         orders: Vec::new(),
         forward: Vec::new(),
         dominance: Vec::new(),
@@ -174,6 +177,7 @@ fn with_state(model: Model, src: &str, chunk: &Chunk) -> ChunkAnalysis {
     let (units, fact_start, facts) = verify_recorded(&model, src, 0..model.ops.len() as OpId);
     state.fact_start = fact_start;
     state.facts = facts;
+    state.summaries = summarize(&state.fact_start, &state.facts, 0..usize::MAX, Vec::new());
     let mut verified = Vec::new();
     for (id, unit) in units {
         state.add_unit(id, unit, &mut verified);
@@ -442,12 +446,21 @@ impl State {
         let mut dirty: Vec<OpId> = p.new_ops.clone().collect();
         let mut redo_old: Vec<OpId> = Vec::new();
         let (starts, facts) = (&self.fact_start, &self.facts);
-        for o in 0..n_old {
-            let (s, e) = (starts[o as usize] as usize, starts[o as usize + 1] as usize);
-            if facts[s..e].iter().any(|&f| hit(f)) && !p.old_ops.contains(&o) {
-                redo_old.push(o);
-                if let Some(n) = p.op(o) {
-                    dirty.push(n);
+        // Only the blocks whose summary may hold a changed fact are read (all of them
+        // when too many facts changed to list).
+        let changed_list = changed_facts(p, changed_children, &mesh_facts);
+        let block_may_hit = |b: usize| match (&changed_list, self.summaries.get(b)) {
+            (Some(list), Some(summary)) => list.iter().any(|&f| summary.may_hold(f)),
+            _ => true,
+        };
+        for b in (0..n_old.div_ceil(BLOCK)).filter(|&b| block_may_hit(b as usize)) {
+            for o in b * BLOCK..((b + 1) * BLOCK).min(n_old) {
+                let (s, e) = (starts[o as usize] as usize, starts[o as usize + 1] as usize);
+                if facts[s..e].iter().any(|&f| hit(f)) && !p.old_ops.contains(&o) {
+                    redo_old.push(o);
+                    if let Some(n) = p.op(o) {
+                        dirty.push(n);
+                    }
                 }
             }
         }
@@ -642,6 +655,19 @@ impl State {
         let old_start = std::mem::replace(&mut self.fact_start, start);
         let old_facts = std::mem::replace(&mut self.facts, facts);
         self.spare = (old_start, old_facts);
+        // Summaries of the blocks whose facts changed (all when ids moved).
+        let summaries = std::mem::take(&mut self.summaries);
+        self.summaries = if moved || summaries.len() != n.div_ceil(BLOCK as usize) {
+            summarize(&self.fact_start, &self.facts, 0..usize::MAX, summaries)
+        } else {
+            let mut out = summaries;
+            let mut blocks: Vec<usize> = dirty.iter().map(|&d| (d / BLOCK) as usize).collect();
+            blocks.dedup();
+            for b in blocks {
+                out = summarize(&self.fact_start, &self.facts, b..b + 1, out);
+            }
+            out
+        };
     }
 
     /// Moves the references to meshes with the text, finds them again in the edited
@@ -670,6 +696,67 @@ impl State {
         }
         self.mesh_refs = refs;
     }
+}
+
+/// Ops per block summary.
+const BLOCK: OpId = 64;
+
+/// A Bloom filter of the facts a block of ops read (two bits per fact of 4096): one
+/// edit changes a handful of facts, and most blocks hold none of them.
+#[derive(Clone, Debug)]
+struct Summary([u64; 64]);
+
+impl Summary {
+    fn bits(f: Fact) -> [u32; 2] {
+        [f.wrapping_mul(0x9E37_79B1) >> 20, f.wrapping_mul(0x85EB_CA77).rotate_left(7) >> 20]
+    }
+    fn add(&mut self, f: Fact) {
+        for b in Summary::bits(f) {
+            self.0[(b / 64) as usize] |= 1 << (b % 64);
+        }
+    }
+    fn may_hold(&self, f: Fact) -> bool {
+        Summary::bits(f).iter().all(|&b| self.0[(b / 64) as usize] & (1 << (b % 64)) != 0)
+    }
+}
+
+/// `out` with the summaries of the blocks in `blocks` (clamped to the table) made from
+/// the facts table.
+fn summarize(
+    start: &[u32],
+    facts: &[Fact],
+    blocks: std::ops::Range<usize>,
+    mut out: Vec<Summary>,
+) -> Vec<Summary> {
+    let n = start.len().saturating_sub(1);
+    let count = n.div_ceil(BLOCK as usize);
+    out.resize(count, Summary([0; 64]));
+    let last = blocks.end.min(count);
+    for (b, summary) in out.iter_mut().enumerate().take(last).skip(blocks.start) {
+        *summary = Summary([0; 64]);
+        let (lo, hi) = (b * BLOCK as usize, ((b + 1) * BLOCK as usize).min(n));
+        for &f in &facts[start[lo] as usize..start[hi] as usize] {
+            summary.add(f);
+        }
+    }
+    out
+}
+
+/// Every fact a patch changed (as `reverify`'s `changed` tells them), or `None` when
+/// there are too many to list.
+fn changed_facts(p: &Patched, children: Option<OpId>, meshes: &[Fact]) -> Option<Vec<Fact>> {
+    const MAX: usize = 256;
+    if p.old_ops.len() > MAX || p.old_values.len() > MAX {
+        return None;
+    }
+    let mut out: Vec<Fact> = Vec::new();
+    out.extend(p.old_ops.clone().flat_map(|o| [track::OP | o, track::CHILDREN | o]));
+    out.extend(p.relinked_ops.iter().map(|&o| track::OP | o));
+    out.extend(children.map(|c| track::CHILDREN | c));
+    out.extend(p.old_values.clone().map(|v| track::VALUE | v));
+    out.extend(p.touched_values.iter().map(|&v| track::VALUE | v));
+    out.extend_from_slice(meshes);
+    (out.len() <= 4 * MAX).then_some(out)
 }
 
 /// Sorted positions after an edit: those before `lo` kept, those of the edited text

@@ -349,7 +349,7 @@ impl<'a> Resolver<'a> {
         let m = self.m;
         let info = &m.ops[id as usize];
         for (i, r) in info.node.operands.iter().enumerate() {
-            let u = Use { op: id, operand: i as u32, span: r.span.shift(info.start) };
+            let u = Use { op: id, operand: i as u32 };
             let index = r.index.unwrap_or(0);
             match self.names.get(&r.name).and_then(|first| value_at(m, first, index)) {
                 Some(v) => self.out.links.push((u, v)),

@@ -102,7 +102,6 @@ pub struct ValueInfo {
 pub struct Use {
     pub op: OpId,
     pub operand: u32,
-    pub span: Span,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -152,6 +151,12 @@ impl Model {
     pub fn value(&self, id: ValueId) -> &ValueInfo {
         track::note(track::VALUE | id);
         &self.values[id as usize]
+    }
+    /// Where use `u` is written (`%name` or `%name#k`): read from its op, so an edit
+    /// moves it with the op instead of every value's use list.
+    pub fn use_span(&self, u: &Use) -> Span {
+        let op = &self.ops[u.op as usize];
+        op.node.operands.get(u.operand as usize).map_or(op.span(), |r| r.span.shift(op.start))
     }
     /// The value of the sdy attribute alias `#name` and the absolute start its spans are
     /// relative to.

@@ -299,16 +299,25 @@ impl Model {
             }
         }
         // Values: before the edit's (positions move only for the values of the ops
-        // around the edit, written after it), then after it (all move).
+        // around the edit, written after it), then after it (all move). Uses keep no
+        // positions (`Model::use_span`), so they change only when ids move.
         let (before, rest) = self.values.split_at_mut(va as usize);
         let after = &mut rest[(vb - va) as usize..];
-        for v in before.iter_mut() {
-            shift_span(&mut v.span, from, delta);
-            for u in v.uses.iter_mut() {
-                if u.op >= b {
+        if moved_ids {
+            for v in before.iter_mut() {
+                shift_span(&mut v.span, from, delta);
+                for u in v.uses.iter_mut().filter(|u| u.op >= b) {
                     u.op = op_of(u.op);
                 }
-                shift_span(&mut u.span, from, delta);
+            }
+        } else {
+            // Ops before the edit end before it, unless they hold it.
+            for &p in e.path {
+                let lo = before.partition_point(|v| v.def.op() < p);
+                let hi = before.partition_point(|v| v.def.op() <= p);
+                for v in &mut before[lo..hi] {
+                    shift_span(&mut v.span, from, delta);
+                }
             }
         }
         let op_delta = patched.new_ops.end as i64 - patched.old_ops.end as i64;
@@ -321,19 +330,15 @@ impl Model {
                         *op = (*op as i64 + op_delta) as OpId
                     }
                 }
-            }
-            for u in v.uses.iter_mut() {
-                if u.op >= b {
+                for u in v.uses.iter_mut().filter(|u| u.op >= b) {
                     u.op = (u.op as i64 + op_delta) as OpId;
                 }
-                shift_span(&mut u.span, from, delta);
             }
         }
         let fix_uses = |list: &mut Vec<Use>| {
             list.retain(|u| !in_run(u.op));
             for u in list.iter_mut() {
                 u.op = op_of(u.op);
-                shift_span(&mut u.span, from, delta);
             }
         };
         fix_uses(&mut self.undefined_uses);
@@ -377,11 +382,8 @@ impl Model {
         }
         let mut sort_uses: Vec<ValueId> = new_run_values.clone().collect();
         for (u, v) in relinks {
-            let u = Use { op: op_of(u.op), operand: u.operand, span: u.span };
             // (The relinked operand already names `v`: `value_of` above.)
-            let mut u = u;
-            shift_span(&mut u.span, from, delta);
-            self.values[v as usize].uses.push(u);
+            self.values[v as usize].uses.push(Use { op: op_of(u.op), operand: u.operand });
         }
 
         // Resolve the new ops in the scopes around them.

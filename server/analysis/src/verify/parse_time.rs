@@ -42,13 +42,14 @@ pub enum ModulePart {
 pub fn check_module(cx: &Ctx, forward: Vec<ForwardUse>) -> Vec<(ModulePart, Diagnostic)> {
     let mut out = Vec::new();
     for u in &cx.model.undefined_uses {
+        let span = cx.model.use_span(u);
         let mut d = Diagnostic::error(
-            u.span,
+            span,
             msg::UNDECLARED_VALUE,
             Origin::Parse { first_of_failure: true },
         )
         .with_code(C::SsaValue);
-        d.focus = u.span;
+        d.focus = span;
         out.push((ModulePart::Undefined, d));
     }
     let mut tagged = |part: ModulePart, ds: Vec<Diagnostic>| {
@@ -560,7 +561,8 @@ fn arguments_in_use(cx: &Ctx, out: &mut Vec<Diagnostic>) {
         if let ValueDef::BlockArg { .. } = value.def {
             let m = msg::region_argument_in_use(&value.name);
             let note = msg::PREVIOUSLY_REFERENCED_HERE.to_string();
-            out.push(parse_error_at(cx.model.def_time(*v), value.span, m, u.span, note));
+            let at = cx.model.use_span(u);
+            out.push(parse_error_at(cx.model.def_time(*v), value.span, m, at, note));
         }
     }
 }

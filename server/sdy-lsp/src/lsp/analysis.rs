@@ -37,12 +37,22 @@ pub struct ChunkResult {
     /// Which of `top` is the explicit `module`, found on first use (a scan of the
     /// top-level statements: tens of thousands of `#loc` aliases in real exports).
     module: OnceLock<Option<usize>>,
+    /// The document version `src` was taken from and the chunk's place in it: the next
+    /// version shares its unchanged pieces, so an update compares only the others.
+    origin: Option<(Rope, Span)>,
 }
 
 impl ChunkResult {
     /// Analyses `chunk` of `rope`.
     pub fn compute(rope: &Rope, chunk: &Chunk, test_hooks: bool) -> ChunkResult {
         ChunkResult::with_text(chunk_text(rope, chunk), chunk, test_hooks)
+            .taken_from(rope, chunk.span)
+    }
+
+    /// Notes that the text is `span` of `rope` (see `origin`).
+    pub fn taken_from(mut self, rope: &Rope, span: Span) -> ChunkResult {
+        self.origin = Some((rope.clone(), span));
+        self
     }
 
     /// Analyses `chunk`, whose text is `src`.
@@ -56,6 +66,7 @@ impl ChunkResult {
             analysis,
             index: OnceLock::new(),
             module: OnceLock::new(),
+            origin: None,
         }
     }
 
@@ -72,6 +83,7 @@ impl ChunkResult {
             analysis,
             index: OnceLock::new(),
             module: OnceLock::new(),
+            origin: None,
         }
     }
 
@@ -92,9 +104,9 @@ impl ChunkResult {
         test_hooks: bool,
     ) -> (ChunkResult, UpdateStats, Garbage) {
         // Unless a request still holds it, the base is taken over, not copied.
-        let (src, analysis) = match Arc::try_unwrap(base) {
-            Ok(b) => (b.src, b.analysis),
-            Err(shared) => (shared.src.clone(), shared.analysis.clone()),
+        let (src, analysis, origin) = match Arc::try_unwrap(base) {
+            Ok(b) => (b.src, b.analysis, b.origin),
+            Err(shared) => (shared.src.clone(), shared.analysis.clone(), shared.origin.clone()),
         };
         let span = chunk.span;
         let relative = Chunk { span: Span::new(0, span.len()), top: chunk.top };
@@ -108,9 +120,17 @@ impl ChunkResult {
                 src.replace_range(from as usize..to as usize, &piece);
                 // The trees tell where statements changed, not where the text between
                 // them did: edits analysed at once can change whitespace or a comment
-                // elsewhere and keep its length. The text is compared (a memcmp), and
-                // such an update is done afresh.
-                if !same_text(&src, rope, span) {
+                // elsewhere and keep its length. The text is compared (with the version
+                // the base was taken from by the rope pieces the edits copied, else in
+                // full), and such an update is done afresh.
+                let same = match &origin {
+                    Some((old, old_span)) => {
+                        same_outside(old, *old_span, rope, span, from, new_to as u32)
+                    }
+                    None => same_text(&src, rope, span),
+                };
+                drop(origin);
+                if !same {
                     drop(analysis);
                     let stats = UpdateStats {
                         fresh: Some("text changed between the statements"),
@@ -118,7 +138,7 @@ impl ChunkResult {
                     };
                     let text = span_text(rope, span);
                     return (
-                        ChunkResult::with_text(text, &relative, test_hooks),
+                        ChunkResult::with_text(text, &relative, test_hooks).taken_from(rope, span),
                         stats,
                         Garbage::default(),
                     );
@@ -138,6 +158,7 @@ impl ChunkResult {
             analysis,
             index: OnceLock::new(),
             module: OnceLock::new(),
+            origin: Some((rope.clone(), span)),
         };
         (result, stats, garbage)
     }
@@ -263,6 +284,67 @@ fn same_text(src: &str, rope: &Rope, span: Span) -> bool {
     })
 }
 
+/// Whether the text of `new_span` of `new` is that of `old_span` of `old` outside an edit
+/// (chunk-relative: the new text `[from, new_to)` is the edit's; the old text before
+/// `from` and the same length of it at the end are compared). Versions of a document's
+/// rope share their unchanged leaves: those are passed over by address, so only the
+/// leaves an edit copied are compared byte by byte.
+fn same_outside(
+    old: &Rope,
+    old_span: Span,
+    new: &Rope,
+    new_span: Span,
+    from: u32,
+    new_to: u32,
+) -> bool {
+    let (o, n) = (old_span.start as usize, new_span.start as usize);
+    let (from, new_to) = (from as usize, new_to as usize);
+    let tail = new_span.len() as usize - new_to;
+    if old_span.end as usize > old.len_bytes()
+        || new_span.end as usize > new.len_bytes()
+        || (old_span.len() as usize) < from + tail
+    {
+        return false;
+    }
+    same_slices(old.byte_slice(o..o + from), new.byte_slice(n..n + from))
+        && same_slices(
+            old.byte_slice(old_span.end as usize - tail..old_span.end as usize),
+            new.byte_slice(new_span.end as usize - tail..new_span.end as usize),
+        )
+}
+
+/// Whether two rope slices hold the same bytes (pieces at the same address do).
+fn same_slices(a: ropey::RopeSlice, b: ropey::RopeSlice) -> bool {
+    if a.len_bytes() != b.len_bytes() {
+        return false;
+    }
+    let (mut chunks_a, mut chunks_b) = (a.chunks(), b.chunks());
+    let (mut pa, mut pb): (&[u8], &[u8]) = (&[], &[]);
+    loop {
+        if pa.is_empty() {
+            match chunks_a.next() {
+                Some(c) => pa = c.as_bytes(),
+                // The lengths are equal: `b` is used up too.
+                None => return true,
+            }
+            continue;
+        }
+        if pb.is_empty() {
+            match chunks_b.next() {
+                Some(c) => pb = c.as_bytes(),
+                None => return false,
+            }
+            continue;
+        }
+        let k = pa.len().min(pb.len());
+        if pa.as_ptr() != pb.as_ptr() && pa[..k] != pb[..k] {
+            return false;
+        }
+        pa = &pa[k..];
+        pb = &pb[k..];
+    }
+}
+
 /// `chunk` with positions relative to its start, as it is analysed.
 fn relative(chunk: &Chunk) -> Chunk {
     Chunk { span: Span::new(0, chunk.span.len()), top: chunk.top.clone() }
@@ -277,6 +359,33 @@ pub fn reuse(cache: &[Arc<ChunkResult>], chunk: &Chunk) -> Option<Arc<ChunkResul
 mod tests {
     use super::*;
     use sdy_syntax::document::Document;
+
+    /// Text compared across rope versions: equal outside the edit when only the edit
+    /// changed, unequal when text elsewhere changed with the same length.
+    #[test]
+    fn rope_versions_compare_outside_the_edit() {
+        let line = "  %0 = stablehlo.add %a, %a : tensor<4xf32>\n";
+        let text = format!("// head\n{}// tail\n", line.repeat(4000));
+        let old = Rope::from_str(&text);
+        let span = Span::new(0, text.len() as u32);
+        let mut new = old.clone();
+        let at = text.len() / 2;
+        new.insert(new.byte_to_char(at), "  ");
+        let new_span = Span::new(0, span.end + 2);
+        let (from, new_to) = (at as u32 - 10, at as u32 + 12);
+        assert!(same_outside(&old, span, &new, new_span, from, new_to));
+        // The same edit, and one character replaced far from it.
+        let mut other = new.clone();
+        let far = other.byte_to_char(100);
+        other.remove(far..far + 1);
+        other.insert(far, "#");
+        assert!(!same_outside(&old, span, &other, new_span, from, new_to));
+        let far = other.byte_to_char(text.len() - 50);
+        let mut after = new.clone();
+        after.remove(far..far + 1);
+        after.insert(far, "#");
+        assert!(!same_outside(&old, span, &after, new_span, from, new_to));
+    }
 
     /// A chunk's result stays valid when another chunk changes and this one moves.
     #[test]

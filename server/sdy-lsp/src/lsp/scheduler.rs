@@ -215,6 +215,7 @@ fn run(cx: &WorkerCtx, mut job: Job) {
                         };
                         quick.push(chunks.len());
                         ChunkResult::quick(text, chunk, cx.test_hooks)
+                            .taken_from(&job.rope, chunk.span)
                     }
                 });
                 r.ok().map(Arc::new)

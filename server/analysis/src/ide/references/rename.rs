@@ -142,7 +142,8 @@ fn rename_values(
         edits.push(Edit { span: info.span, text: new.clone() });
         for u in &info.uses {
             // A use is `%name` or `%name#k`: only the name changes.
-            let span = Span::new(u.span.start, u.span.start + old.len() as u32);
+            let at = model.use_span(u).start;
+            let span = Span::new(at, at + old.len() as u32);
             edits.push(Edit { span, text: new.clone() });
         }
     }
