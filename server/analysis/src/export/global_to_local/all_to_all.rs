@@ -48,17 +48,12 @@ impl Localizer<'_> {
             shape[tgt] /= n;
             let ty = lin.with_shape(shape);
             self.stablehlo_all_to_all(&mut b, input, (tgt, src, n), groups, &ty);
-            b.ops.last_mut().map(|o| o.results = vec![r]);
-            return Ok(Some(b.ops));
+            return Ok(Some(ending_in(b.ops, r)));
         }
-        let Some(ops) =
-            self.all_to_all_params(&mut b, op, params, input, &lin, &out.mesh, &mesh)?
-        else {
+        if self.all_to_all_params(&mut b, op, params, input, &lin, &out.mesh, &mesh)?.is_none() {
             return Ok(None);
-        };
-        let _ = ops;
-        b.ops.last_mut().map(|o| o.results = vec![r]);
-        Ok(Some(b.ops))
+        }
+        Ok(Some(ending_in(b.ops, r)))
     }
 
     /// `rewriteAllToAllMultipleParams`.

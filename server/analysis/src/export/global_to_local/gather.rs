@@ -122,8 +122,7 @@ impl Localizer<'_> {
             b.op("stablehlo.broadcast_in_dim", vec![mask], props, &lres.with_elem("i1"), None);
         let zero = b.splat(&lres, &crate::export::ops::scalar_text(&lres.elem, false));
         b.op("stablehlo.select", vec![wide, gathered, zero], vec![], &lres, None);
-        b.ops.last_mut().map(|o| o.results = vec![r]);
-        Ok(Some(b.ops))
+        Ok(Some(ending_in(b.ops, r)))
     }
 
     /// `computeLocalIndicesAndMask` (a gather clamps its indices and masks; a scatter

@@ -204,6 +204,14 @@ fn local_type(
     Ok((shape != t.shape).then(|| t.with_shape(shape).text()))
 }
 
+/// `ops` with the last one's result renamed to `r`, the value they replace.
+fn ending_in(mut ops: Vec<Op>, r: ValueId) -> Vec<Op> {
+    if let Some(last) = ops.last_mut() {
+        last.results = vec![r];
+    }
+    ops
+}
+
 /// `dense<1.0> : T` (one value for every element).
 fn is_splat(text: &str) -> bool {
     text.strip_prefix("dense<").is_some_and(|r| !r.starts_with('['))

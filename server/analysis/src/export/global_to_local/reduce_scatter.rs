@@ -94,8 +94,7 @@ impl Localizer<'_> {
             );
             b.ops.push(new);
             b.op("stablehlo.reshape", vec![scattered], vec![], &lout, None);
-            b.ops.last_mut().map(|o| o.results = vec![r]);
-            return Ok(Some(b.ops));
+            return Ok(Some(ending_in(b.ops, r)));
         }
         let reduced = b.m.new_value(Some(lin.text()));
         let new = self.reducing(
