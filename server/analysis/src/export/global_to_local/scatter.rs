@@ -153,6 +153,9 @@ fn reduction_identity(b: &mut Builder<'_>, op: &Op, elem: &str) -> Option<ValueI
     }
     let float = elem.starts_with('f') || elem.starts_with("bf");
     let bits: u32 = elem.trim_start_matches(|c: char| c.is_ascii_alphabetic()).parse().ok()?;
+    if !(1..=64).contains(&bits) {
+        return None;
+    }
     let value = match kind {
         "stablehlo.add" | "stablehlo.or" => crate::export::ops::scalar_text(elem, false),
         "stablehlo.and" | "stablehlo.multiply" => crate::export::ops::scalar_text(elem, true),
