@@ -7,7 +7,7 @@ use crate::propagation::editor::reshards::axis_size;
 
 /// The mesh's axes split where `axes` name sub-axes, in mesh order
 /// (`getOrderedAxisRefs`).
-fn ordered_axis_refs(axes: &[AxisRef], mesh: &Mesh) -> Vec<(AxisRef, i64)> {
+pub fn ordered_axis_refs(axes: &[AxisRef], mesh: &Mesh) -> Vec<(AxisRef, i64)> {
     let mut out = Vec::new();
     for (name, size) in &mesh.axes {
         let mut pre: Vec<i64> = vec![1, *size];

@@ -662,3 +662,46 @@ pub fn reverse_out_of_range(rank: usize, dim: i64) -> String {
 pub fn result_must_be_ui32(ty: &str) -> String {
     format!("result #0 must be ranked tensor of 32-bit unsigned integer values, but got {ty}")
 }
+
+// ----- -sdy-convert-global-to-local -----
+
+pub const G2L_REPLICAS_AND_PARTITIONS: &str = "Shardy partitioner convert_global_to_local does not support both replica_count > 1 and partition_count > 1 yet.";
+pub const G2L_NON_DIVISIBLE: &str = "Failed to compute local type due to non-divisible sharding";
+pub const G2L_NO_MESH: &str = "failed to resolve mesh";
+pub const G2L_NO_AXES: &str = "failed to resolve axes";
+pub const G2L_ALL_TO_ALL_NOT_DIVISIBLE: &str = "dimension not divisible by num devices per group";
+pub const G2L_ALL_TO_ALL_PARAM_NOT_DIVISIBLE: &str =
+    "dynamic shape or dimension not divisible by num devices per param";
+pub const G2L_SCATTER_NOT_DIVISIBLE: &str = "dimension not divisible by scattering factor";
+/// A Shardy check (it aborts there): meshes of one collective permute differ in size.
+pub const G2L_PERMUTE_MESH_SIZES: &str =
+    "collective-permute between meshes of different sizes is not supported.";
+/// A Shardy check: a gather slices part of a sharded dimension.
+pub const G2L_GATHER_PARTIAL_SLICE: &str =
+    "gather slice of a sharded dimension must be a full slice divisible by its shards";
+/// `emitError` (not an op error) of the scatter pattern.
+pub const G2L_SCATTER_NO_MESH: &str = "failed to resolve mesh.";
+pub const G2L_SCATTER_NO_IDENTITY: &str = "failed to get scatter reduction identity.";
+pub fn scatter_unindexed_inserted_dim(dim: usize) -> String {
+    format!("sharding operand dimension {dim} that is not indexed but in inserted window dimension is not supported.")
+}
+/// MLIR's dialect conversion, after a pattern failed on an op it must convert.
+pub fn failed_to_legalize(op: &str) -> String {
+    format!("failed to legalize operation '{op}' that was explicitly marked illegal")
+}
+pub fn concat_on_sharded_dim(dim: i64) -> String {
+    format!("dimension {dim} is sharded but the concatenation is on this dimension.")
+}
+pub fn concat_operand_sharded(index: usize, dim: i64) -> String {
+    format!("operand {index} is sharded on concatenation dimension {dim}. This is not supported.")
+}
+/// `axes_in`/`axes_out`: `["x", "y":(1)2]`.
+pub fn mismatched_sharding_axes(dim: usize, axes_in: &str, axes_out: &str) -> String {
+    format!("dimension {dim} has mismatched sharding axes ({axes_in} vs {axes_out}). This requires a reshard which should have been handled by previous passes.")
+}
+pub fn slice_needs_communication(dim: usize) -> String {
+    format!("dimension {dim} is sharded but the slice is not a full slice and requires device communication.")
+}
+pub fn not_pass_through(op: &str, dim: usize) -> String {
+    format!("In op {op} dimension {dim} is sharded but is not a pass-through dimension.")
+}
