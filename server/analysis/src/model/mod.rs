@@ -48,8 +48,14 @@ impl OpInfo {
         self.node.name.span.shift(self.start)
     }
     /// Where MLIR locates the op: its name (`stablehlo.add` of `%0 = stablehlo.add`, the
-    /// quoted name of the generic form).
+    /// quoted name of the generic form). StableHLO's parser of the custom
+    /// `stablehlo.reduce(%x init: %i) ...` locates the op at the `(` after its name.
     pub fn loc(&self) -> u32 {
+        if !self.node.generic && self.node.full_name() == "stablehlo.reduce" {
+            if let Some(first) = self.node.operands.first() {
+                return (first.span.start + self.start).saturating_sub(1);
+            }
+        }
         self.name_span().start
     }
     pub fn name(&self) -> &str {
