@@ -10,11 +10,17 @@ while loops, sharding constraints, sharding groups, manual computations and
 propagation barriers; with random shardings (open/closed dimensions, sub-axes,
 priorities, replicated axes) on arguments, results and some ops.
 
-`--wide` widens the programs: rank-3 dot_generals with batching and contracting
-dimensions anywhere, values used by many ops (not only recent ones), and private
-functions whose bodies transpose their argument or multiply it with itself, called
-from several places; these reach orders of Shardy's worklist that the default
-programs rarely do.
+`--wide` widens the programs: dot_generals of rank-2/3 operands with any number of
+batching and contracting dimensions anywhere, often of one value with itself or with
+a permutation of its dimensions; fans of transposes of one value; variadic reduces
+(two results); values used by many ops (not only recent ones); private functions with
+sharded arguments whose bodies transpose their argument or multiply it with itself or
+its transpose (a second result keeps the product alive), called from several places;
+results taken from anywhere (one value sometimes twice); meshes of up to 5 axes, more
+often with a size-1 axis. A value reaching one op through several operands, or many
+ops, makes the result depend on the order of Shardy's worklist (MLIR use lists,
+newest use first) and on the tie-breaking between factors: a driver that revisits
+users oldest-first disagrees with Shardy on a few percent of these programs.
 
 Standard library only. Deterministic for a given seed.
 """
@@ -35,11 +41,17 @@ class Gen:
         self.n = 0
         self.group = 0
         self.helpers = []
+        # Sparse programs (wide only): few shardings on a small mesh, so one axis
+        # spreads everywhere and meets itself at ops reached by several paths, where
+        # the order of Shardy's worklist decides which dimension gets it.
+        self.sparse = wide and rng.random() < 0.5
 
     # ----- meshes and shardings -----
 
     def mesh(self):
         k = self.r.choice([1, 2, 2, 3, 3, 4] + ([4, 5] if self.wide else []))
+        if self.sparse:
+            k = self.r.choice([1, 2, 2])
         sizes = [self.r.choice([2, 2, 4, 4, 8]) for _ in range(k)]
         if self.r.random() < (0.35 if self.wide else 0.1):
             sizes[self.r.randrange(k)] = 1
@@ -100,7 +112,7 @@ class Gen:
 
     def new_arg(self, shape):
         name = "%%arg%d" % len(self.args)
-        sh = self.sharding(len(shape)) if self.r.random() < 0.5 else None
+        sh = self.sharding(len(shape)) if self.r.random() < (0.15 if self.sparse else 0.5) else None
         self.args.append((name, shape, sh))
         self.values.append((name, shape))
         return name
@@ -115,7 +127,7 @@ class Gen:
         return self.r.choice(cands)
 
     def maybe_attr(self, shape):
-        if self.r.random() < 0.15:
+        if self.r.random() < (0.03 if self.sparse else 0.15):
             return " {sdy.sharding = #sdy.sharding_per_value<[%s]>}" % self.sharding(len(shape))
         return ""
 
@@ -539,7 +551,12 @@ class Gen:
             ops += [(self.op_dot3, 3), (self.op_call, 2), (self.op_transpose, 2), (self.op_dotn, 5),
                     (self.op_transposes, 2), (self.op_reduce2, 1)]
         total = sum(w for _, w in ops)
-        for _ in range(self.r.randrange(3, 10)):
+        n_ops = self.r.randrange(5, 14) if self.sparse else self.r.randrange(3, 10)
+        constrain_at = self.r.randrange(n_ops) if self.sparse and self.r.random() < 0.6 else -1
+        for k in range(n_ops):
+            if k == constrain_at:
+                self.op_constraint()
+                continue
             x = self.r.uniform(0, total)
             for f, w in ops:
                 x -= w
@@ -557,7 +574,7 @@ class Gen:
                 rets.insert(self.r.randrange(len(rets) + 1), self.r.choice(self.values))
         res_tys = []
         for name, shape in rets:
-            if self.r.random() < 0.3:
+            if self.r.random() < (0.1 if self.sparse else 0.3):
                 res_tys.append("%s {sdy.sharding = #sdy.sharding%s}" % (self.ty(shape), self.sharding(len(shape))))
             else:
                 res_tys.append(self.ty(shape))
