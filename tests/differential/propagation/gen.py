@@ -10,11 +10,17 @@ while loops, sharding constraints, sharding groups, manual computations and
 propagation barriers; with random shardings (open/closed dimensions, sub-axes,
 priorities, replicated axes) on arguments, results and some ops.
 
-`--wide` widens the programs: rank-3 dot_generals with batching and contracting
-dimensions anywhere, values used by many ops (not only recent ones), and private
-functions whose bodies transpose their argument or multiply it with itself, called
-from several places; these reach orders of Shardy's worklist that the default
-programs rarely do.
+`--wide` widens the programs: dot_generals of rank-2/3 operands with any number of
+batching and contracting dimensions anywhere, often of one value with itself or with
+a permutation of its dimensions; fans of transposes of one value; variadic reduces
+(two results); values used by many ops (not only recent ones); private functions with
+sharded arguments whose bodies transpose their argument or multiply it with itself or
+its transpose (a second result keeps the product alive), called from several places;
+results taken from anywhere (one value sometimes twice); meshes of up to 5 axes, more
+often with a size-1 axis. A value reaching one op through several operands, or many
+ops, makes the result depend on the order of Shardy's worklist (MLIR use lists,
+newest use first) and on the tie-breaking between factors: a driver that revisits
+users oldest-first disagrees with Shardy on a few percent of these programs.
 
 Standard library only. Deterministic for a given seed.
 """
@@ -22,7 +28,7 @@ Standard library only. Deterministic for a given seed.
 import argparse
 import random
 
-AXIS_NAMES = ["a", "b", "c", "d"]
+AXIS_NAMES = ["a", "b", "c", "d", "e"]
 
 
 class Gen:
@@ -35,13 +41,19 @@ class Gen:
         self.n = 0
         self.group = 0
         self.helpers = []
+        # Sparse programs (wide only): few shardings on a small mesh, so one axis
+        # spreads everywhere and meets itself at ops reached by several paths, where
+        # the order of Shardy's worklist decides which dimension gets it.
+        self.sparse = wide and rng.random() < 0.5
 
     # ----- meshes and shardings -----
 
     def mesh(self):
-        k = self.r.choice([1, 2, 2, 3, 3, 4])
+        k = self.r.choice([1, 2, 2, 3, 3, 4] + ([4, 5] if self.wide else []))
+        if self.sparse:
+            k = self.r.choice([1, 2, 2])
         sizes = [self.r.choice([2, 2, 4, 4, 8]) for _ in range(k)]
-        if self.r.random() < 0.1:
+        if self.r.random() < (0.35 if self.wide else 0.1):
             sizes[self.r.randrange(k)] = 1
         self.axes = list(zip(AXIS_NAMES[:k], sizes))
         return "sdy.mesh @mesh = <[%s]>" % ", ".join('"%s"=%d' % a for a in self.axes)
@@ -100,7 +112,7 @@ class Gen:
 
     def new_arg(self, shape):
         name = "%%arg%d" % len(self.args)
-        sh = self.sharding(len(shape)) if self.r.random() < 0.5 else None
+        sh = self.sharding(len(shape)) if self.r.random() < (0.15 if self.sparse else 0.5) else None
         self.args.append((name, shape, sh))
         self.values.append((name, shape))
         return name
@@ -115,7 +127,7 @@ class Gen:
         return self.r.choice(cands)
 
     def maybe_attr(self, shape):
-        if self.r.random() < 0.15:
+        if self.r.random() < (0.03 if self.sparse else 0.15):
             return " {sdy.sharding = #sdy.sharding_per_value<[%s]>}" % self.sharding(len(shape))
         return ""
 
@@ -223,6 +235,104 @@ class Gen:
         self.emit("%s = stablehlo.dot_general %s, %s, batching_dims = [%d] x [%d], contracting_dims = [%d] x [%d]%s : (%s, %s) -> %s" % (
             res, lname, rname, lb, rb, lc, rc, self.maybe_attr(new), self.ty(lshape), self.ty(rshape), self.ty(new)))
         self.values.append((res, new))
+
+    def op_dotn(self):
+        """A dot_general of rank-2/3 operands with any number of batching and contracting
+        dimensions anywhere; the rhs is often the lhs itself or a transpose of it (one
+        value reaching one op through several operands)."""
+        lhs = self.pick(lambda v: len(v[1]) in (2, 3))
+        if lhs is None:
+            return self.op_dot()
+        lname, lshape = lhs
+        lr = len(lshape)
+        nb = self.r.choice([0, 0, 1, 1, 2]) if lr == 3 else self.r.choice([0, 0, 1])
+        nc = self.r.choice([0, 1, 1, 2])
+        nb, nc = min(nb, lr), min(nc, lr - min(nb, lr))
+        ldims = self.r.sample(range(lr), nb + nc)
+        lb, lc = ldims[:nb], ldims[nb:]
+        mode = self.r.random()
+        if mode < 0.35:
+            # the same value on both sides: same positions, or a permutation of them
+            rname, rshape = lname, lshape
+            rdims = list(ldims) if self.r.random() < 0.5 else None
+            if rdims is None:
+                cands = [d for d in range(lr)]
+                for _ in range(8):
+                    rd = self.r.sample(cands, nb + nc)
+                    if all(rshape[a] == lshape[b] for a, b in zip(rd, ldims)):
+                        rdims = rd
+                        break
+                rdims = rdims or list(ldims)
+        else:
+            rr = self.r.choice([2, 3]) if nb + nc < 3 else 3
+            rr = max(rr, nb + nc)
+            rdims = self.r.sample(range(rr), nb + nc)
+            rshape = [self.r.choice([2, 4, 8, 16]) for _ in range(rr)]
+            for a, b in zip(rdims, ldims):
+                rshape[a] = lshape[b]
+            rhs = self.pick(lambda v: v[1] == rshape)
+            rname = rhs[0] if rhs and self.r.random() < 0.7 else self.new_arg(rshape)
+        rb, rc = rdims[:nb], rdims[nb:]
+        lfree = [d for d in range(lr) if d not in ldims]
+        rfree = [d for d in range(len(rshape)) if d not in rdims]
+        new = [lshape[d] for d in lb] + [lshape[d] for d in lfree] + [rshape[d] for d in rfree]
+        if not new or len(new) > 4:
+            return self.op_dot()
+        fmt = lambda ds: ", ".join(map(str, ds))
+        dims = []
+        if nb:
+            dims.append("batching_dims = [%s] x [%s]" % (fmt(lb), fmt(rb)))
+        dims.append("contracting_dims = [%s] x [%s]" % (fmt(lc), fmt(rc)))
+        res = self.fresh()
+        self.emit("%s = stablehlo.dot_general %s, %s, %s%s : (%s, %s) -> %s" % (
+            res, lname, rname, ", ".join(dims), self.maybe_attr(new), self.ty(lshape), self.ty(rshape),
+            self.ty(new)))
+        self.values.append((res, new))
+
+    def op_transposes(self):
+        """Two or three transposes of one value (its uses in several orders)."""
+        name, shape = self.pick(lambda v: len(v[1]) >= 2) or (None, None)
+        if name is None:
+            return self.op_unary()
+        for _ in range(self.r.choice([2, 2, 3])):
+            perm = list(range(len(shape)))
+            while perm == sorted(perm):
+                self.r.shuffle(perm)
+            new = [shape[p] for p in perm]
+            res = self.fresh()
+            self.emit("%s = stablehlo.transpose %s, dims = [%s]%s : (%s) -> %s" % (
+                res, name, ", ".join(map(str, perm)), self.maybe_attr(new), self.ty(shape), self.ty(new)))
+            self.values.append((res, new))
+
+    def op_reduce2(self):
+        """A variadic reduce: two inputs of one shape, two results."""
+        a = self.pick(lambda v: len(v[1]) >= 2)
+        if a is None:
+            return self.op_unary()
+        name, shape = a
+        other = self.pick(lambda v: v[1] == shape)
+        o = other[0] if other and self.r.random() < 0.7 else name
+        d = self.r.randrange(len(shape))
+        new = [s for i, s in enumerate(shape) if i != d]
+        c = self.fresh()
+        self.emit("%s = stablehlo.constant dense<0.000000e+00> : tensor<f32>" % c)
+        res = self.fresh()
+        t, nt = self.ty(shape), self.ty(new)
+        attr = ""
+        if self.r.random() < 0.2:
+            attr = " {sdy.sharding = #sdy.sharding_per_value<[%s, %s]>}" % (
+                self.sharding(len(new)), self.sharding(len(new)))
+        self.emit("%s:2 = stablehlo.reduce(%s init: %s), (%s init: %s) across dimensions = [%d]%s : "
+                  "(%s, %s, tensor<f32>, tensor<f32>) -> (%s, %s)" % (res, name, c, o, c, d, attr, t, t, nt, nt))
+        x, y, z, w = (self.fresh() for _ in range(4))
+        self.emit(" reducer(%s: tensor<f32>, %s: tensor<f32>) (%s: tensor<f32>, %s: tensor<f32>) {" % (x, y, z, w))
+        s1, s2 = self.fresh(), self.fresh()
+        self.emit("  %s = stablehlo.add %s, %s : tensor<f32>" % (s1, x, y))
+        self.emit("  %s = stablehlo.maximum %s, %s : tensor<f32>" % (s2, z, w))
+        self.emit("  stablehlo.return %s, %s : tensor<f32>, tensor<f32>" % (s1, s2))
+        self.emit("}")
+        self.values.append((res + "#0", new))
+        self.values.append((res + "#1", new))
 
     def op_reduce(self):
         name, shape = self.pick(lambda v: len(v[1]) >= 2) or (None, None)
@@ -365,35 +475,66 @@ class Gen:
             self.funcs = []
         t = self.ty(shape)
         fn = None
-        for f, fshape in self.funcs:
+        for f, fshape, _ in self.funcs:
             if fshape == shape and self.r.random() < 0.6:
                 fn = f
         if fn is None:
             fn = "f%d" % len(self.funcs)
-            self.funcs.append((fn, shape))
+            self.funcs.append((fn, shape, None))
             arg_sh = ""
-            if self.r.random() < 0.3:
+            if self.r.random() < (0.6 if self.wide else 0.3):
                 arg_sh = " {sdy.sharding = #sdy.sharding%s}" % self.sharding(len(shape), allow_priority=False)
             bodies = ["add", "multiply", "maximum"]
-            if self.wide and len(shape) == 2:
-                bodies += ["transposes", "dot"]
+            if self.wide and len(shape) >= 2:
+                bodies += ["transposes", "dot", "selfdot"]
             body = self.r.choice(bodies)
+            extra = None  # the shape of a second result (%d), if any
+            r = len(shape)
+            perm = list(range(r))[::-1]
+            tt = self.ty([shape[p] for p in perm])
             if body == "transposes":
-                tt = self.ty(shape[::-1])
-                text = ("  %%t = stablehlo.transpose %%x, dims = [1, 0] : (%s) -> %s\n"
-                        "  %%y = stablehlo.transpose %%t, dims = [1, 0] : (%s) -> %s\n") % (t, tt, tt, t)
+                text = ("  %%t = stablehlo.transpose %%x, dims = [%s] : (%s) -> %s\n"
+                        "  %%y = stablehlo.transpose %%t, dims = [%s] : (%s) -> %s\n") % (
+                            ", ".join(map(str, perm)), t, tt, ", ".join(map(str, perm)), tt, t)
             elif body == "dot":
-                tt = self.ty(shape[::-1])
-                text = ("  %%t = stablehlo.transpose %%x, dims = [1, 0] : (%s) -> %s\n"
-                        "  %%d = stablehlo.dot_general %%x, %%t, contracting_dims = [1] x [0] : (%s, %s) -> %s\n"
-                        "  %%y = stablehlo.add %%x, %%x : %s\n") % (t, tt, t, tt, self.ty([shape[0], shape[0]]), t)
+                # x (.., k) times its transpose (k, ..): contract x's last with t's first
+                lfree = shape[:-1]
+                rfree = [shape[p] for p in perm][1:]
+                text = ("  %%t = stablehlo.transpose %%x, dims = [%s] : (%s) -> %s\n"
+                        "  %%d = stablehlo.dot_general %%x, %%t, contracting_dims = [%d] x [0] : (%s, %s) -> %s\n"
+                        "  %%y = stablehlo.add %%x, %%x : %s\n") % (
+                            ", ".join(map(str, perm)), t, tt, r - 1, t, tt, self.ty(lfree + rfree), t)
+                extra = lfree + rfree
+                if len(extra) > 4:
+                    text = "  %%y = stablehlo.add %%x, %%x : %s\n" % t
+                    extra = None
+            elif body == "selfdot":
+                # x with itself: batching on dim 0, contracting on the last
+                out = [shape[0]] + shape[1:-1] + shape[1:-1]
+                text = ("  %%d = stablehlo.dot_general %%x, %%x, batching_dims = [0] x [0], contracting_dims = [%d] x [%d]"
+                        " : (%s, %s) -> %s\n"
+                        "  %%y = stablehlo.multiply %%x, %%x : %s\n") % (r - 1, r - 1, t, t, self.ty(out), t)
+                extra = out
             else:
                 text = "  %%y = stablehlo.%s %%x, %%x : %s\n" % (body, t)
-            self.helpers.append("func.func private @%s(%%x: %s%s) -> %s {\n%s  return %%y : %s\n}\n" % (
-                fn, t, arg_sh, t, text, t))
+            if extra is None:
+                self.helpers.append("func.func private @%s(%%x: %s%s) -> %s {\n%s  return %%y : %s\n}\n" % (
+                    fn, t, arg_sh, t, text, t))
+            else:
+                et = self.ty(extra)
+                self.helpers.append("func.func private @%s(%%x: %s%s) -> (%s, %s) {\n%s  return %%y, %%d : %s, %s\n}\n" % (
+                    fn, t, arg_sh, t, et, text, t, et))
+            self.funcs[-1] = (fn, shape, extra)
+        extra = next(e for f, _, e in self.funcs if f == fn)
         res = self.fresh()
-        self.emit("%s = call @%s(%s) : (%s) -> %s" % (res, fn, name, t, t))
-        self.values.append((res, shape))
+        if extra is None:
+            self.emit("%s = call @%s(%s) : (%s) -> %s" % (res, fn, name, t, t))
+            self.values.append((res, shape))
+        else:
+            et = self.ty(extra)
+            self.emit("%s:2 = call @%s(%s) : (%s) -> (%s, %s)" % (res, fn, name, t, t, et))
+            self.values.append((res + "#0", shape))
+            self.values.append((res + "#1", extra))
 
     def program(self):
         mesh = self.mesh()
@@ -407,9 +548,15 @@ class Gen:
             (self.op_call, 1),
         ]
         if self.wide:
-            ops += [(self.op_dot3, 3), (self.op_call, 2), (self.op_transpose, 2)]
+            ops += [(self.op_dot3, 3), (self.op_call, 2), (self.op_transpose, 2), (self.op_dotn, 5),
+                    (self.op_transposes, 2), (self.op_reduce2, 1)]
         total = sum(w for _, w in ops)
-        for _ in range(self.r.randrange(3, 10)):
+        n_ops = self.r.randrange(5, 14) if self.sparse else self.r.randrange(3, 10)
+        constrain_at = self.r.randrange(n_ops) if self.sparse and self.r.random() < 0.6 else -1
+        for k in range(n_ops):
+            if k == constrain_at:
+                self.op_constraint()
+                continue
             x = self.r.uniform(0, total)
             for f, w in ops:
                 x -= w
@@ -421,9 +568,13 @@ class Gen:
         for v in reversed(self.values):
             if len(rets) < nres and v not in rets:
                 rets.append(v)
+        if self.wide:
+            # results from anywhere (fewer dead ops), sometimes one value twice
+            for _ in range(self.r.choice([0, 1, 2])):
+                rets.insert(self.r.randrange(len(rets) + 1), self.r.choice(self.values))
         res_tys = []
         for name, shape in rets:
-            if self.r.random() < 0.3:
+            if self.r.random() < (0.1 if self.sparse else 0.3):
                 res_tys.append("%s {sdy.sharding = #sdy.sharding%s}" % (self.ty(shape), self.sharding(len(shape))))
             else:
                 res_tys.append(self.ty(shape))

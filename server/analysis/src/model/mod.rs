@@ -48,8 +48,8 @@ impl OpInfo {
         self.node.name.span.shift(self.start)
     }
     /// Where MLIR locates the op: its name (`stablehlo.add` of `%0 = stablehlo.add`, the
-    /// quoted name of the generic form).
-    /// StableHLO's custom `reduce` parser locates the op where its operands start.
+    /// quoted name of the generic form). StableHLO's parser of the custom
+    /// `stablehlo.reduce(%x init: %i) ...` locates the op at the `(` after its name.
     pub fn loc(&self) -> u32 {
         let name = self.name_span();
         if !self.node.generic && self.name() == "stablehlo.reduce" {
