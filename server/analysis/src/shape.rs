@@ -19,6 +19,28 @@ pub fn is_iota_device_ids(sizes: impl IntoIterator<Item = i64>, ids: &[i64]) -> 
         && ids.iter().enumerate().all(|(i, &v)| v == i as i64)
 }
 
+/// The `[start:limit(:stride)?, ...]` ranges of a slice written in custom form
+/// (`text` from the op's name on), as `(start, limit, stride)`.
+pub fn slice_ranges(text: &str) -> Option<Vec<(i64, i64, i64)>> {
+    let open = text.find('[')?;
+    let close = open + text[open..].find(']')?;
+    let body = &text[open + 1..close];
+    if body.trim().is_empty() {
+        return Some(Vec::new());
+    }
+    body.split(',')
+        .map(|dim| {
+            let parts: Vec<i64> =
+                dim.split(':').map(|x| x.trim().parse().ok()).collect::<Option<_>>()?;
+            match parts[..] {
+                [a, b] => Some((a, b, 1)),
+                [a, b, c] => Some((a, b, c)),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,7 @@ pub mod collective;
 pub mod driver;
 pub mod effects;
 pub mod manual;
+pub mod reshape_strides;
 pub mod reshard;
 pub mod shardings;
 

@@ -6,8 +6,8 @@
 
 use super::arena::OpRef;
 use super::driver::Rewriter;
+use super::reshape_strides::equivalent_strides;
 use super::shardings::resolve;
-use crate::export::reshape_strides::equivalent_strides;
 use crate::print::ir::{Attr, NamedAttr, Op, Piece, PieceKind, Syntax, Template, ValueId};
 use crate::print::sdy::{Reduction, TensorSharding};
 use crate::propagation::graph::ValueType;

@@ -13,7 +13,6 @@ pub mod pad_for_divisibility;
 pub mod per_instruction_partitioning;
 pub mod pipeline;
 pub mod remove_ag_rs_for_cmv1;
-pub mod reshape_strides;
 pub mod reshard_to_collectives;
 pub mod resolve_permutation_factors;
 pub mod resolve_single_device_sharding;

@@ -42,29 +42,7 @@ pub fn slice_bounds(op: &Op) -> Option<Vec<(i64, i64, i64)>> {
             .then(|| s.iter().zip(&l).zip(&t).map(|((&a, &b), &c)| (a, b, c)).collect());
     }
     let Syntax::Custom(t) = &op.syntax else { return None };
-    slice_ranges(&t.joined_text())
-}
-
-/// The `[start:limit(:stride)?, ...]` ranges of a slice written in custom form
-/// (`text` from the op's name on), as `(start, limit, stride)`.
-pub fn slice_ranges(text: &str) -> Option<Vec<(i64, i64, i64)>> {
-    let open = text.find('[')?;
-    let close = open + text[open..].find(']')?;
-    let body = &text[open + 1..close];
-    if body.trim().is_empty() {
-        return Some(Vec::new());
-    }
-    body.split(',')
-        .map(|dim| {
-            let parts: Vec<i64> =
-                dim.split(':').map(|x| x.trim().parse().ok()).collect::<Option<_>>()?;
-            match parts[..] {
-                [a, b] => Some((a, b, 1)),
-                [a, b, c] => Some((a, b, c)),
-                _ => None,
-            }
-        })
-        .collect()
+    crate::shape::slice_ranges(&t.joined_text())
 }
 
 /// `low`, `high` and `interior` of a pad.

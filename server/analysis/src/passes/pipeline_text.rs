@@ -167,7 +167,7 @@ mod tests {
             .assert_eq(&flags("builtin.module(sdy-basic-propagate"));
         expect_test::expect![[r#"error: unknown pass or option '-no-such-pass'"#]]
             .assert_eq(&flags("builtin.module(no-such-pass)"));
-        expect_test::expect![[r#"error: invalid pass pipeline 'builtin.module(sdy-basic-propagate{keep-sharding-rules=true)' at column 55: expected '}'"#]]
+        expect_test::expect![[r#"error: invalid pass pipeline 'builtin.module(sdy-basic-propagate{keep-sharding-rules=true)' at column 61: expected '}'"#]]
             .assert_eq(&flags("builtin.module(sdy-basic-propagate{keep-sharding-rules=true)"));
         expect_test::expect![[
             r#"error: invalid pass pipeline 'a(,)' at column 3: expected a pass or an op name"#

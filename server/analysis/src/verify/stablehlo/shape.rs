@@ -119,7 +119,7 @@ pub(super) fn slice(op: &Operands) -> Result<(), Violation> {
         }
         (0..start.len()).map(|i| (start[i], limit[i], strides[i])).collect()
     } else {
-        match crate::export::ops::slice_ranges(op.text_after_name()) {
+        match crate::shape::slice_ranges(op.text_after_name()) {
             Some(r) => r,
             None => return Ok(()),
         }
