@@ -147,6 +147,8 @@ fn visit(rw: &mut Rewriter, rules: &mut RuleSource, key: OpKey, full: bool) -> R
         return Ok(());
     }
     let full = full || full_anyway(&g, rw.m, i);
+    // The index is edited in place by insertions: no copy of it may be held then.
+    drop(g);
     if is_data_flow_op(&name) {
         uses::data_flow_op(rw, key, full);
         return Ok(());
@@ -180,6 +182,7 @@ fn visit(rw: &mut Rewriter, rules: &mut RuleSource, key: OpKey, full: bool) -> R
         return Ok(());
     }
     let Some((mesh_ref, mesh)) = mesh::op_mesh(&g, &ins, &outs) else { return Ok(()) };
+    drop(g);
     let mut proj = Projection::build(&ins, &outs, &rule, &mesh, true);
     let cx = OpCx { key, rule: &rule, mesh_ref, mesh, outs };
     let common = process::process_op(rw, &cx, &mut proj, &ins, &name, full);
