@@ -681,11 +681,19 @@ impl Graph {
         }
         let index = index.min(self.nodes[p].children[region][block].len());
         let depth = parent.len();
-        let mut stack: Vec<OpIdx> = self.nodes[p].children[region][block][index..].to_vec();
-        while let Some(s) = stack.pop() {
+        let mut stack: Vec<OpIdx> = Vec::new();
+        for j in index..self.nodes[p].children[region][block].len() {
+            let s = self.nodes[p].children[region][block][j];
             let n = &mut self.nodes[s];
             n.path[depth].2 += 1;
-            stack.extend(n.children.iter().flatten().flatten().copied());
+            if !n.children.is_empty() {
+                stack.extend(n.children.iter().flatten().flatten().copied());
+                while let Some(d) = stack.pop() {
+                    let n = &mut self.nodes[d];
+                    n.path[depth].2 += 1;
+                    stack.extend(n.children.iter().flatten().flatten().copied());
+                }
+            }
         }
         let mut path = Path::from_slice(parent);
         path.push((region, block, index));
@@ -713,6 +721,54 @@ impl Graph {
             self.add_use(v, idx, k);
         }
         idx
+    }
+
+    /// Whether this index (maybe edited in place) describes the same module as the
+    /// freshly built `fresh`: ops by path, their values, definitions and uses in order.
+    pub fn same_index(&self, fresh: &Graph) -> bool {
+        let live = self.erased.iter().filter(|&&e| !e).count();
+        if live != fresh.nodes.len() || self.base != fresh.base {
+            return false;
+        }
+        let path = |g: &Graph, i: OpIdx| g.nodes[i].path.clone();
+        let by_path: FxHashMap<Path, OpIdx> =
+            fresh.nodes.iter().enumerate().map(|(i, n)| (n.path.clone(), i)).collect();
+        for (i, n) in self.nodes.iter().enumerate() {
+            if self.erased[i] {
+                continue;
+            }
+            let Some(&j) = by_path.get(&n.path) else { return false };
+            let f = &fresh.nodes[j];
+            let kids = |g: &Graph, n: &Node| -> Vec<Vec<Vec<Path>>> {
+                n.children
+                    .iter()
+                    .map(|r| r.iter().map(|b| b.iter().map(|&c| path(g, c)).collect()).collect())
+                    .collect()
+            };
+            if n.name != f.name
+                || n.operands != f.operands
+                || n.results != f.results
+                || n.args != f.args
+                || n.origin != f.origin
+                || n.parent.map(|p| path(self, p)) != f.parent.map(|p| path(fresh, p))
+                || kids(self, n) != kids(fresh, f)
+            {
+                return false;
+            }
+        }
+        let def_at = |g: &Graph, d: Option<Def>| {
+            d.map(|d| match d {
+                Def::Result { op, index } => (path(g, op), 0, 0, index),
+                Def::Arg { op, region, block, index } => (path(g, op), region, block, index),
+            })
+        };
+        let n = self.defs.len().max(fresh.defs.len()) as ValueId;
+        (fresh.base..fresh.base + n).all(|v| {
+            let uses = |g: &Graph| -> Vec<(Path, usize)> {
+                g.uses(v).iter().filter(|u| !g.erased[u.0]).map(|&(o, k)| (path(g, o), k)).collect()
+            };
+            def_at(self, self.def(v)) == def_at(fresh, fresh.def(v)) && uses(self) == uses(fresh)
+        })
     }
 
     /// Keeps the index valid after operand `k` (MLIR order) of op `i` became `to`.

@@ -54,7 +54,14 @@ impl<'a> Rewriter<'a> {
     }
 
     /// Removes the markers.
-    pub fn finish(self) {
+    #[allow(unused_mut)] // mutable for the check in debug builds
+    pub fn finish(mut self) {
+        // The index edited in place along the module is the one a rebuild gives.
+        #[cfg(debug_assertions)]
+        {
+            let g = self.graph();
+            assert!(g.same_index(&Graph::build(self.m)), "explicit reshards: stale index");
+        }
         self.m.top.walk_mut(&mut |op: &mut Op| {
             op.remove_attr(MARK);
         });
