@@ -139,6 +139,9 @@ pub struct Graph {
     /// The smallest value id indexed: `defs[0]` and the first uses are this value's (a
     /// sub-graph indexes only the ids its op touches, not the whole module's).
     base: ValueId,
+    /// The uses of values changed by incremental edits since the build (by slot, in
+    /// the order a rebuild would list them), in place of `use_list`'s.
+    use_over: FxHashMap<usize, Vec<(OpIdx, usize)>>,
 }
 
 /// The graph's symbol tables, as in [`Graph`].
@@ -217,6 +220,17 @@ impl GraphCache {
     /// The index [`GraphCache::get`] last returned, shared.
     pub fn shared(&self) -> Rc<Graph> {
         self.g.clone()
+    }
+
+    /// The index, to edit along with the module (see [`Graph::note_inserted`]); the
+    /// caller then calls [`GraphCache::edited`].
+    pub fn graph_mut(&mut self) -> &mut Graph {
+        Rc::make_mut(&mut self.g)
+    }
+
+    /// Marks the index, edited along with `m`, as up to date.
+    pub fn edited(&mut self, m: &Module) {
+        self.values = m.values.len();
     }
 
     /// Forces a rebuild on the next [`GraphCache::get`].
@@ -627,6 +641,168 @@ impl Graph {
         idx
     }
 
+    /// The uses of the value in slot `s`, editable (copied out of `use_list` once).
+    fn uses_mut(&mut self, v: ValueId) -> &mut Vec<(OpIdx, usize)> {
+        let s = self.ensure(v);
+        if !self.use_over.contains_key(&s) {
+            let l = self.uses(v).to_vec();
+            self.use_over.insert(s, l);
+        }
+        self.use_over.get_mut(&s).expect("just inserted")
+    }
+
+    /// Adds use `(op, k)` of `v` where a rebuild would list it (pre-order of the users).
+    fn add_use(&mut self, v: ValueId, op: OpIdx, k: usize) {
+        let key = (&self.nodes[op].path, k);
+        let pos = self
+            .uses(v)
+            .iter()
+            .position(|&(o, j)| (&self.nodes[o].path, j) > key)
+            .unwrap_or(self.uses(v).len());
+        self.uses_mut(v).insert(pos, (op, k));
+    }
+
+    /// Keeps the index valid after `op` was inserted at `index` of block `block` of
+    /// region `region` of the op at `parent` (by [`super::edges::insert_op`]): the new
+    /// op is appended to the nodes (the others keep their indices), the paths of the
+    /// ops after it in its block are shifted. Only for ops without regions or symbols.
+    /// Returns the new op's index.
+    pub fn note_inserted(
+        &mut self,
+        m: &Module,
+        parent: &[(usize, usize, usize)],
+        region: usize,
+        block: usize,
+        index: usize,
+    ) -> OpIdx {
+        let mut p = 0;
+        for &(r, b, o) in parent {
+            p = self.nodes[p].children[r][b][o];
+        }
+        let index = index.min(self.nodes[p].children[region][block].len());
+        let depth = parent.len();
+        let mut stack: Vec<OpIdx> = Vec::new();
+        for j in index..self.nodes[p].children[region][block].len() {
+            let s = self.nodes[p].children[region][block][j];
+            let n = &mut self.nodes[s];
+            n.path[depth].2 += 1;
+            if !n.children.is_empty() {
+                stack.extend(n.children.iter().flatten().flatten().copied());
+                while let Some(d) = stack.pop() {
+                    let n = &mut self.nodes[d];
+                    n.path[depth].2 += 1;
+                    stack.extend(n.children.iter().flatten().flatten().copied());
+                }
+            }
+        }
+        let mut path = Path::from_slice(parent);
+        path.push((region, block, index));
+        let op = op_at_path(m, &path);
+        debug_assert!(op.regions.is_empty());
+        let idx = self.nodes.len();
+        self.nodes[p].children[region][block].insert(index, idx);
+        let operands = mlir_operands(op);
+        self.nodes.push(Node {
+            path,
+            parent: Some(p),
+            name: op.name.clone(),
+            operands: operands.clone(),
+            results: Values::from_slice(&op.results),
+            args: Vec::new(),
+            children: Vec::new(),
+            origin: op.origin,
+        });
+        self.erased.push(false);
+        for (i, &r) in op.results.iter().enumerate() {
+            let s = self.ensure(r);
+            self.defs[s] = Some(Def::Result { op: idx, index: i });
+        }
+        for (k, &v) in operands.iter().enumerate() {
+            self.add_use(v, idx, k);
+        }
+        idx
+    }
+
+    /// Whether this index (maybe edited in place) describes the same module as the
+    /// freshly built `fresh`: ops by path, their values, definitions and uses in order.
+    pub fn same_index(&self, fresh: &Graph) -> bool {
+        let live = self.erased.iter().filter(|&&e| !e).count();
+        if live != fresh.nodes.len() || self.base != fresh.base {
+            return false;
+        }
+        let path = |g: &Graph, i: OpIdx| g.nodes[i].path.clone();
+        let by_path: FxHashMap<Path, OpIdx> =
+            fresh.nodes.iter().enumerate().map(|(i, n)| (n.path.clone(), i)).collect();
+        for (i, n) in self.nodes.iter().enumerate() {
+            if self.erased[i] {
+                continue;
+            }
+            let Some(&j) = by_path.get(&n.path) else { return false };
+            let f = &fresh.nodes[j];
+            let kids = |g: &Graph, n: &Node| -> Vec<Vec<Vec<Path>>> {
+                n.children
+                    .iter()
+                    .map(|r| r.iter().map(|b| b.iter().map(|&c| path(g, c)).collect()).collect())
+                    .collect()
+            };
+            if n.name != f.name
+                || n.operands != f.operands
+                || n.results != f.results
+                || n.args != f.args
+                || n.origin != f.origin
+                || n.parent.map(|p| path(self, p)) != f.parent.map(|p| path(fresh, p))
+                || kids(self, n) != kids(fresh, f)
+            {
+                return false;
+            }
+        }
+        let def_at = |g: &Graph, d: Option<Def>| {
+            d.map(|d| match d {
+                Def::Result { op, index } => (path(g, op), 0, 0, index),
+                Def::Arg { op, region, block, index } => (path(g, op), region, block, index),
+            })
+        };
+        let n = self.defs.len().max(fresh.defs.len()) as ValueId;
+        (fresh.base..fresh.base + n).all(|v| {
+            let uses = |g: &Graph| -> Vec<(Path, usize)> {
+                g.uses(v).iter().filter(|u| !g.erased[u.0]).map(|&(o, k)| (path(g, o), k)).collect()
+            };
+            def_at(self, self.def(v)) == def_at(fresh, fresh.def(v)) && uses(self) == uses(fresh)
+        })
+    }
+
+    /// Keeps the index valid after operand `k` (MLIR order) of op `i` became `to`.
+    pub fn note_operand_set(&mut self, i: OpIdx, k: usize, to: ValueId) {
+        let Some(&from) = self.nodes[i].operands.get(k) else { return };
+        self.nodes[i].operands[k] = to;
+        self.uses_mut(from).retain(|&u| u != (i, k));
+        self.add_use(to, i, k);
+    }
+
+    /// Replaces every use of `from` by `to` (a value without uses) in `m` and in the
+    /// index, like [`super::edges::replace_all_uses_except`] with a new value.
+    pub fn replace_uses(&mut self, m: &mut Module, from: ValueId, to: ValueId) {
+        let list = std::mem::take(self.uses_mut(from));
+        let mut last = None;
+        for &(o, _) in &list {
+            if last == Some(o) {
+                continue;
+            }
+            last = Some(o);
+            for v in &mut op_at_path_mut(m, &self.nodes[o].path).operands {
+                if *v == from {
+                    *v = to;
+                }
+            }
+            for v in &mut self.nodes[o].operands {
+                if *v == from {
+                    *v = to;
+                }
+            }
+        }
+        *self.uses_mut(to) = list;
+    }
+
     pub fn node(&self, i: OpIdx) -> &Node {
         &self.nodes[i]
     }
@@ -644,6 +820,11 @@ impl Graph {
     }
     pub fn uses(&self, v: ValueId) -> &[(OpIdx, usize)] {
         let Some(s) = self.slot(v) else { return &[] };
+        if !self.use_over.is_empty() {
+            if let Some(l) = self.use_over.get(&s) {
+                return l;
+            }
+        }
         match (self.use_start.get(s), self.use_start.get(s + 1)) {
             (Some(&a), Some(&b)) => &self.use_list[a..b],
             _ => &[],

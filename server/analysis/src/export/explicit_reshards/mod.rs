@@ -150,6 +150,8 @@ fn visit(rw: &mut Rewriter, rules: &RuleSource, key: OpKey, full: bool) -> Resul
         return Ok(());
     }
     let full = full || full_anyway(&g, rw.m, i);
+    // The index is edited in place by insertions: no copy of it may be held then.
+    drop(g);
     if is_data_flow_op(&name) {
         uses::data_flow_op(rw, key, full);
         return Ok(());
@@ -183,6 +185,7 @@ fn visit(rw: &mut Rewriter, rules: &RuleSource, key: OpKey, full: bool) -> Resul
         return Ok(());
     }
     let Some((mesh_ref, mesh)) = mesh::op_mesh(&g, &ins, &outs) else { return Ok(()) };
+    drop(g);
     let mut proj = Projection::build(&ins, &outs, &rule, &mesh, true);
     let cx = OpCx { key, rule: &rule, mesh_ref, mesh, outs };
     let common = process::process_op(rw, &cx, &mut proj, &ins, &name, full);

@@ -83,10 +83,10 @@ pub fn insert_reshards(
     update_results: &[bool],
 ) {
     let (rule, sizes) = (cx.rule, &cx.rule.factor_sizes);
-    let g = rw.graph();
     let Some(mut at) = rw.before(cx.key) else { return };
     for (k, s) in ins.iter().enumerate() {
-        if !(update_operands.get(k) == Some(&true) || other_device_order(&g, s.as_ref(), &cx.mesh))
+        if !(update_operands.get(k) == Some(&true)
+            || other_device_order(&rw.graph(), s.as_ref(), &cx.mesh))
         {
             continue;
         }
@@ -98,7 +98,9 @@ pub fn insert_reshards(
     let Some(i) = rw.find(cx.key) else { return };
     let results: Vec<ValueId> = rw.graph().nodes[i].results.to_vec();
     for (k, s) in cx.outs.iter().enumerate() {
-        if !(update_results.get(k) == Some(&true) || other_device_order(&g, s.as_ref(), &cx.mesh)) {
+        if !(update_results.get(k) == Some(&true)
+            || other_device_order(&rw.graph(), s.as_ref(), &cx.mesh))
+        {
             continue;
         }
         let (Some(t), Some(map), Some(&r)) =

@@ -5,7 +5,7 @@
 use crate::print::attr::NamedAttr;
 use crate::print::ir::{Attr, Module, Op, Syntax, ValueId};
 use crate::print::sdy::TensorSharding;
-use crate::propagation::edges::{insert_op, insertion_after, post_order, replace_all_uses_except};
+use crate::propagation::edges::{insert_op, insertion_after, post_order};
 use crate::propagation::graph::{Graph, GraphCache, OpIdx, Path};
 use std::rc::Rc;
 
@@ -54,7 +54,14 @@ impl<'a> Rewriter<'a> {
     }
 
     /// Removes the markers.
-    pub fn finish(self) {
+    #[allow(unused_mut)] // mutable for the check in debug builds
+    pub fn finish(mut self) {
+        // The index edited in place along the module is the one a rebuild gives.
+        #[cfg(debug_assertions)]
+        {
+            let g = self.graph();
+            assert!(g.same_index(&Graph::build(self.m)), "explicit reshards: stale index");
+        }
         self.m.top.walk_mut(&mut |op: &mut Op| {
             op.remove_attr(MARK);
         });
@@ -113,8 +120,11 @@ impl<'a> Rewriter<'a> {
         Some(Cursor { parent, region, block, index })
     }
 
+    /// Inserts `op` at `at` and updates the index in place (no rebuild).
     fn insert(&mut self, at: &mut Cursor, op: Op) {
         insert_op(self.m, &at.parent, at.region, at.block, at.index, op);
+        self.cache.graph_mut().note_inserted(self.m, &at.parent, at.region, at.block, at.index);
+        self.cache.edited(self.m);
         at.index += 1;
     }
 
@@ -133,6 +143,8 @@ impl<'a> Rewriter<'a> {
         let v = *g.nodes[i].operands.get(k)?;
         let nv = self.m.new_value(self.m.ty(v).map(str::to_string));
         set_operand(self.m, &g, i, k, nv);
+        drop(g);
+        self.cache.graph_mut().note_operand_set(i, k, nv);
         self.insert(at, Op::pretty(name, vec![v], vec![nv], props));
         Some(nv)
     }
@@ -145,8 +157,9 @@ impl<'a> Rewriter<'a> {
         name: &str,
         props: Vec<NamedAttr>,
     ) -> ValueId {
+        self.cache.get(self.m);
         let nv = self.m.new_value(self.m.ty(v).map(str::to_string));
-        replace_all_uses_except(self.m, v, nv, nv);
+        self.cache.graph_mut().replace_uses(self.m, v, nv);
         self.insert(at, Op::pretty(name, vec![v], vec![nv], props));
         nv
     }

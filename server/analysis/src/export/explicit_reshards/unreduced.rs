@@ -40,6 +40,7 @@ pub fn all_reduce_if_unreduced_to_replicated(
     }
     let g = rw.graph();
     let Some(mesh) = g.mesh(&source.mesh) else { return source };
+    drop(g);
     let target: &[AxisRef] = user.map_or(&[], |u| &u.unreduced);
     let axes = axis_set_diff(&source.unreduced, target, &mesh);
     if axes.is_empty() {
@@ -74,6 +75,7 @@ pub fn insert_unreduced_collectives(
     if g.mesh(&out.mesh).as_ref() != Some(&mesh) {
         return None;
     }
+    drop(g);
     // out = in + r2u + s2u.
     let new_axes = axis_set_diff(&out.unreduced, &ins.unreduced, &mesh);
     if new_axes.is_empty() || out.dims.len() != ins.dims.len() {

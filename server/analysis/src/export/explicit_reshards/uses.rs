@@ -108,8 +108,7 @@ fn edge_sources(g: &Graph, op: OpIdx, owner: ValueId) -> Vec<(OpIdx, usize)> {
 /// (result owners first, then block-argument owners).
 pub fn data_flow_op(rw: &mut Rewriter, key: OpKey, full: bool) {
     let Some(i) = rw.find(key) else { return };
-    let g = rw.graph();
-    let (args, results) = edge_owners(&g, i);
+    let (args, results) = edge_owners(&rw.graph(), i);
     for owner in results.into_iter().chain(args) {
         let Some(i) = rw.find(key) else { return };
         let g = rw.graph();
@@ -118,6 +117,7 @@ pub fn data_flow_op(rw: &mut Rewriter, key: OpKey, full: bool) {
             .into_iter()
             .filter_map(|(u, k)| Some((rw.key_of(&g, u)?, k)))
             .collect();
+        drop(g);
         for (user, k) in sources {
             reshard_after_operand(rw, user, k, target.as_ref(), full);
         }
@@ -149,6 +149,7 @@ pub fn call_op(rw: &mut Rewriter, key: OpKey, full: bool) {
                 .collect()
         }
     };
+    drop(g);
     for (k, t) in targets.iter().enumerate() {
         reshard_after_operand(rw, key, k, Some(t), full);
     }
@@ -161,7 +162,9 @@ pub fn func_return(rw: &mut Rewriter, func: OpKey, full: bool) {
     let g = rw.graph();
     let Some(t) = g.terminator(f, 0) else { return };
     let Some(term) = rw.key_of(&g, t) else { return };
-    for k in 0..g.nodes[t].operands.len() {
+    let n = g.nodes[t].operands.len();
+    drop(g);
+    for k in 0..n {
         let target = {
             let Some(f) = rw.find(func) else { return };
             rw.graph().func_result_sharding(rw.m, f, k)
