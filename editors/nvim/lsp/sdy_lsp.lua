@@ -50,6 +50,10 @@ return {
       extensions = true,
       -- true: no hints on op results sharded like one of their operands (JAX exports)
       compact = false,
+      -- after a propagation run: the collectives each op costs (`⇄ all-gather{"x"} 4 MiB`)
+      communication = true,
+      -- bytes per device of each value
+      memory = false,
     },
   },
   settings = { sdy = {} },

@@ -35,6 +35,8 @@ describe('settings', () => {
       inlayHintsPropagatedShardings: true,
       inlayHintsExtensions: true,
       inlayHintsCompact: false,
+      inlayHintsCommunication: true,
+      inlayHintsMemory: false,
     });
     const shared = JSON.parse(fs.readFileSync(path.join(editors, 'default-init-options.json'), 'utf8'));
     assert.deepEqual(serverOptions(settings), shared);
