@@ -157,16 +157,19 @@ pub const SNIPPETS: &[&str] = &[
     "0x",
 ];
 
+/// A random offset in `s` (0 to its length) on a char boundary.
+pub fn char_boundary(rng: &mut Rng, s: &str) -> usize {
+    let mut i = rng.below(s.len() + 1);
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
 /// One random mutation of `text`: 1 to 4 deletions, insertions of [`SNIPPETS`] or
 /// copies of pieces of the text elsewhere (always on char boundaries).
 pub fn mutate(rng: &mut Rng, text: &str) -> String {
-    let boundary = |rng: &mut Rng, s: &str| {
-        let mut i = rng.below(s.len() + 1);
-        while !s.is_char_boundary(i) {
-            i -= 1;
-        }
-        i
-    };
+    let boundary = char_boundary;
     let mut s = text.to_string();
     for _ in 0..1 + rng.below(4) {
         let a = boundary(rng, &s);

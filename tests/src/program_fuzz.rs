@@ -104,13 +104,7 @@ const DIMS: &[&str] = &[
 /// another (most such programs stay valid), a token replaced by a snippet, a digit
 /// changed, a piece deleted or duplicated.
 pub fn mutate(rng: &mut Rng, text: &str) -> String {
-    let boundary = |rng: &mut Rng, s: &str| {
-        let mut i = rng.below(s.len() + 1);
-        while !s.is_char_boundary(i) {
-            i -= 1;
-        }
-        i
-    };
+    let boundary = crate::char_boundary;
     let mut s = text.to_string();
     for _ in 0..1 + rng.below(3) {
         if rng.below(2) == 0 {

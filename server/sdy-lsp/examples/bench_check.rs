@@ -22,6 +22,9 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod common;
+
+use common::read;
 use sdy_analysis::diag::{Diagnostic, LineIndex, Severity};
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -284,16 +287,6 @@ print(statistics.median([once() for _ in range({runs})]))
     let secs: f64 =
         String::from_utf8_lossy(&out.stdout).trim().parse().map_err(|e| format!("{e}"))?;
     Ok(Duration::from_secs_f64(secs))
-}
-
-fn read(path: &str) -> String {
-    if path.ends_with(".gz") {
-        let out = Command::new("zcat").arg(path).output().unwrap_or_else(|e| panic!("zcat: {e}"));
-        assert!(out.status.success(), "zcat {path} failed");
-        String::from_utf8(out.stdout).expect("UTF-8")
-    } else {
-        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"))
-    }
 }
 
 fn time<T>(f: impl FnOnce() -> T) -> Duration {
