@@ -157,6 +157,12 @@ pub const SNIPPETS: &[&str] = &[
     "0x",
 ];
 
+/// How long a fuzz test runs: `SDY_FUZZ_SECONDS`, 3 s by default (the normal suite).
+pub fn fuzz_budget() -> std::time::Duration {
+    let secs = std::env::var("SDY_FUZZ_SECONDS").ok().and_then(|s| s.parse().ok());
+    std::time::Duration::from_secs(secs.unwrap_or(3))
+}
+
 /// A random offset in `s` (0 to its length) on a char boundary.
 pub fn char_boundary(rng: &mut Rng, s: &str) -> usize {
     let mut i = rng.below(s.len() + 1);

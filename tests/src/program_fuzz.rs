@@ -145,3 +145,17 @@ pub fn mutate(rng: &mut Rng, text: &str) -> String {
     }
     s
 }
+
+/// Runs `run` on `text`; on a panic, writes `text` to `dump` in the temp directory and
+/// panics naming it. `SDY_FUZZ_CURRENT` names a file that always holds the input being
+/// run (for a hang, which has no panic to report it).
+pub fn run_or_dump(text: &str, dump: &str, what: &str, run: impl FnOnce(&str)) {
+    if let Some(path) = std::env::var_os("SDY_FUZZ_CURRENT") {
+        let _ = std::fs::write(path, text);
+    }
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(text))).is_err() {
+        let path = std::env::temp_dir().join(dump);
+        let _ = std::fs::write(&path, text);
+        panic!("{what} panicked; the input is in {}", path.display());
+    }
+}

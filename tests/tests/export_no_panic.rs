@@ -13,10 +13,9 @@
 
 use sdy_analysis::diag::Severity;
 use sdy_analysis::passes::{parse_pass_flag, Pipeline, Session};
-use sdy_tests::program_fuzz::{mutate, seeds};
+use sdy_tests::program_fuzz::{mutate, run_or_dump, seeds};
 use sdy_tests::Rng;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Shardy's inputs for these passes (in `../shared`).
 const SEED_DIRS: &[&str] = &["conformance/propagation", "conformance-passes/export"];
@@ -68,14 +67,7 @@ fn export_everything(text: &str) {
 }
 
 fn check(text: &str) {
-    if let Some(path) = std::env::var_os("SDY_FUZZ_CURRENT") {
-        let _ = std::fs::write(path, text);
-    }
-    if catch_unwind(AssertUnwindSafe(|| export_everything(text))).is_err() {
-        let path = std::env::temp_dir().join("export_panic.mlir");
-        let _ = std::fs::write(&path, text);
-        panic!("an export pass panicked; the input is in {}", path.display());
-    }
+    run_or_dump(text, "export_panic.mlir", "an export pass", export_everything);
 }
 
 #[test]
@@ -90,11 +82,7 @@ fn seeds_export_without_panic() {
 #[test]
 fn mutated_programs_export_without_panic() {
     let seeds = seeds(SEED_DIRS);
-    let budget = std::env::var("SDY_FUZZ_SECONDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .map(Duration::from_secs)
-        .unwrap_or(Duration::from_secs(3));
+    let budget = sdy_tests::fuzz_budget();
     let start = Instant::now();
     let mut rng = Rng(0x9E3779B97F4A7C15);
     let mut runs = 0u64;

@@ -21,11 +21,7 @@ fn analyze_everything(text: &str) {
 #[test]
 fn mutated_real_files() {
     let seeds = mutation_seeds();
-    let budget = std::env::var("SDY_FUZZ_SECONDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .map(Duration::from_secs)
-        .unwrap_or(Duration::from_secs(3));
+    let budget = sdy_tests::fuzz_budget();
     let start = Instant::now();
     let mut rng = Rng(0x9E3779B97F4A7C15);
     let mut runs = 0u64;

@@ -9,7 +9,7 @@
 
 use sdy_syntax::parser::{parse_top_level, parse_top_level_sequential, parse_top_level_split_at};
 use sdy_tests::{mutate, mutation_seeds, read_text, shared, Rng};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Line starts of `text` (0 included).
 fn line_starts(text: &str) -> Vec<usize> {
@@ -152,11 +152,7 @@ fn nesting_near_the_depth_limit() {
 #[test]
 fn mutated_inputs() {
     let seeds = mutation_seeds();
-    let budget = std::env::var("SDY_FUZZ_SECONDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .map(Duration::from_secs)
-        .unwrap_or(Duration::from_secs(3));
+    let budget = sdy_tests::fuzz_budget();
     let start = Instant::now();
     let mut rng = Rng(0x2545F4914F6CDD1D);
     let (mut runs, mut adopted) = (0u64, 0);

@@ -14,10 +14,9 @@ use sdy_analysis::diag::Severity;
 use sdy_analysis::passes::{parse_pass_flag, Pipeline, Session};
 use sdy_analysis::propagation::inference::{infer, InferOptions};
 use sdy_analysis::propagation::{Level, StrategyOption};
-use sdy_tests::program_fuzz::{mutate, seeds};
+use sdy_tests::program_fuzz::{mutate, run_or_dump, seeds};
 use sdy_tests::Rng;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 const PASSES: &[&str] = &[
     "-sdy-basic-propagate",
@@ -65,15 +64,7 @@ fn is_valid(text: &str) -> bool {
 }
 
 fn check(text: &str) {
-    // The input being checked, for a hang (no panic to report it).
-    if let Some(path) = std::env::var_os("SDY_FUZZ_CURRENT") {
-        let _ = std::fs::write(path, text);
-    }
-    if catch_unwind(AssertUnwindSafe(|| propagate_everything(text))).is_err() {
-        let path = std::env::temp_dir().join("propagation_panic.mlir");
-        let _ = std::fs::write(&path, text);
-        panic!("propagation panicked; the input is in {}", path.display());
-    }
+    run_or_dump(text, "propagation_panic.mlir", "propagation", propagate_everything);
 }
 
 #[test]
@@ -91,11 +82,7 @@ fn seeds_propagate_without_panic() {
 #[test]
 fn mutated_programs_propagate_without_panic() {
     let seeds = seeds(SEED_DIRS);
-    let budget = std::env::var("SDY_FUZZ_SECONDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .map(Duration::from_secs)
-        .unwrap_or(Duration::from_secs(3));
+    let budget = sdy_tests::fuzz_budget();
     let start = Instant::now();
     let mut rng = Rng(0x2545F4914F6CDD1D);
     let (mut runs, mut valid) = (0u64, 0u64);
