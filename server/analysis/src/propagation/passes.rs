@@ -210,12 +210,16 @@ fn_pass!(c_flatten, "sdy-flatten-call-graph", |cx, _| {
 fn_pass!(c_import_calls, "sdy-import-func-calls", |cx, o| {
     let w =
         calls::import_func_calls(cx.module, o.bool("add-data-flow-edges-on-named-computations"));
-    for (origin, msg) in w {
+    for w in w {
         if cx.session.first_time("import-func-calls/multiple-calls") {
-            let at = origin
+            let at = w
+                .origin
                 .and_then(|o| cx.model.ops.iter().find(|op| op.start == o).map(|op| op.loc()))
                 .unwrap_or(0);
-            cx.warn(at, msg, origin);
+            match w.op_text {
+                Some(text) => cx.warn_showing(at, w.message, text),
+                None => cx.warn(at, w.message, w.origin),
+            }
         }
     }
     Ok(())

@@ -7,6 +7,7 @@ use super::super::irutil::*;
 use super::import::{call_graph_post_order, func_arg_shardings, func_result_shardings};
 use crate::print::attr::NamedAttr;
 use crate::print::ir::{Attr, Module, Op, Region, Syntax, ValueId};
+use crate::print::printer::print_op_at;
 use crate::print::sdy::{Mesh, TensorSharding};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -115,9 +116,20 @@ pub fn flatten_call_graph(m: &mut Module) {
     }
 }
 
+/// A warning of [`import_func_calls`].
+pub struct CallWarning {
+    /// The origin of the call it is about.
+    pub origin: Option<u32>,
+    pub message: String,
+    /// The call as printed when the warning was raised (MLIR's note shows the op as it
+    /// was then, not as the pass leaves it); only for the first warning, the one shown
+    /// (Shardy emits it once per process).
+    pub op_text: Option<String>,
+}
+
 /// `sdy-import-func-calls{add-data-flow-edges-on-named-computations=true}`. Returns
-/// the warnings (op origin, message) it emits.
-pub fn import_func_calls(m: &mut Module, add_edges: bool) -> Vec<(Option<u32>, String)> {
+/// the warnings it emits.
+pub fn import_func_calls(m: &mut Module, add_edges: bool) -> Vec<CallWarning> {
     let mut warnings = Vec::new();
     let ms = super::import::meshes(m);
     let g = Graph::shared(m);
@@ -153,10 +165,15 @@ pub fn import_func_calls(m: &mut Module, add_edges: bool) -> Vec<(Option<u32>, S
                 props.push(NamedAttr::new("out_shardings", Attr::PerValue(outs.clone())));
             }
             let region = if let Some(Some(r)) = moved.get(&c) {
-                warnings.push((
-                    call.origin,
-                    format!("function @{c} has multiple call ops, we need to clone the function body for each call"),
-                ));
+                let op_text = match warnings.is_empty() {
+                    true => call_as_warned(m, &p, &call),
+                    false => None,
+                };
+                warnings.push(CallWarning {
+                    origin: call.origin,
+                    message: format!("function @{c} has multiple call ops, we need to clone the function body for each call"),
+                    op_text,
+                });
                 let holder = Op {
                     regions: vec![r.clone()],
                     ..Op::pretty("builtin.module", vec![], vec![], vec![])
@@ -207,6 +224,24 @@ pub fn import_func_calls(m: &mut Module, add_edges: bool) -> Vec<(Option<u32>, S
         add_edges_on(m, "sdy.named_computation");
     }
     warnings
+}
+
+/// The call at `p` printed as MLIR's note shows it: Shardy warns after it has put the
+/// new `sdy.named_computation` (results not yet used) right before the call, so the
+/// call's results are numbered after that op's.
+fn call_as_warned(m: &mut Module, p: &Path, call: &Op) -> Option<String> {
+    let values = m.values.len();
+    let types: Vec<Option<String>> =
+        call.results.iter().map(|&r| m.ty(r).map(str::to_string)).collect();
+    let results = types.into_iter().map(|t| m.new_value(t)).collect();
+    let (block, i) = parent_block_mut(m, p)?;
+    block.ops.insert(i, Op::pretty("sdy.named_computation", vec![], results, vec![]));
+    let text = call.origin.and_then(|o| print_op_at(m, o));
+    if let Some((block, i)) = parent_block_mut(m, p) {
+        block.ops.remove(i);
+    }
+    m.values.truncate(values);
+    text
 }
 
 fn add_edges_on(m: &mut Module, name: &str) {

@@ -69,13 +69,13 @@ fn pipeline_body(
     if !dedup_fully {
         calls::flatten_call_graph(m);
         import::symbol_dce(m);
-        for (at, msg) in calls::import_func_calls(m, true) {
+        for w in calls::import_func_calls(m, true) {
             warnings.push(Warning {
                 once_key: Some("import-func-calls/multiple-calls"),
-                at: loc_of(model, at),
-                origin: at,
-                message: msg,
-                op_text: None,
+                at: loc_of(model, w.origin),
+                origin: w.origin,
+                message: w.message,
+                op_text: w.op_text,
             });
         }
         import::symbol_dce(m);
