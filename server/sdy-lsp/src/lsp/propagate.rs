@@ -661,7 +661,12 @@ impl Propagator {
                 let mut hints = hints::propagated(&job.analysis.model, &prop, &prop.meshes);
                 let cost = cost::of_propagation(&job.src, &job.analysis.model, &prop);
                 if let Some(c) = &cost {
-                    hints.extend(cost::hints::hints(&job.analysis.model, &job.src, c));
+                    hints.extend(cost::hints::hints(
+                        &job.analysis.model,
+                        &job.src,
+                        c,
+                        &Default::default(),
+                    ));
                     hints.sort_by_key(|h| h.offset);
                 }
                 Some((prop, cost, hints))
@@ -1032,7 +1037,7 @@ pub fn printed_module(r: &DocResult) -> String {
 
 /// The modules with Shardy's explicit collectives of a propagated document, chunks
 /// joined by `// -----`, each function headed by its cost.
-pub fn communication_module(r: &DocResult) -> String {
+pub fn communication_module(r: &DocResult, bw: &cost::time::Bandwidth) -> String {
     let mut parts = Vec::new();
     for run in &r.chunks {
         let Some(c) = run.as_ref().and_then(|run| run.cost.as_ref()) else {
@@ -1041,7 +1046,7 @@ pub fn communication_module(r: &DocResult) -> String {
         };
         let mut s = String::new();
         for f in &c.functions {
-            s.push_str(&format!("// @{}: {}\n", f.name, cost::text::function_lens(f)));
+            s.push_str(&format!("// @{}: {}\n", f.name, cost::text::function_lens(f, bw)));
         }
         match &c.failure {
             Some((_, message)) => s.push_str(&format!(
