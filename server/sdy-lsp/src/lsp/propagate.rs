@@ -830,14 +830,25 @@ impl Propagator {
                 &run.prop,
                 &line_of,
             );
-            for (span, message) in notes {
+            let model = &run.analysis.model;
+            let python = |o: u32| super::diagnostics::python_source(uri, model, &run.src, o);
+            for (span, mut message) in notes {
+                // Our own note: the Python position as related information, or in the text.
+                let related = match python(span.start) {
+                    Some((Some(r), _)) if config.related_information => Some(vec![r]),
+                    Some((_, at)) if !message.contains(&at) => {
+                        message.push_str(&format!(" (Python source: `{at}`)"));
+                        None
+                    }
+                    _ => None,
+                };
                 out.push(diagnostic(
                     &text,
                     span.shift(base),
                     DiagnosticSeverity::INFORMATION,
                     "replicated",
                     message,
-                    None,
+                    related,
                 ));
             }
             for d in run.prop.diagnostics.iter().filter(|d| d.origin == Origin::Pass) {
@@ -850,7 +861,11 @@ impl Propagator {
                 } else {
                     d.message.clone()
                 };
-                out.push(diagnostic(&text, d.focus.shift(base), severity, code, message, None));
+                let related = match python(d.span.start) {
+                    Some((Some(r), _)) if config.related_information => Some(vec![r]),
+                    _ => None,
+                };
+                out.push(diagnostic(&text, d.focus.shift(base), severity, code, message, related));
             }
         }
         out
