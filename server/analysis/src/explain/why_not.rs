@@ -203,14 +203,17 @@ pub fn text(w: &WhyNot, at: &dyn Fn(Option<u32>) -> String) -> String {
         ),
         Cause::Priority(c) => format!(
             "{dim}: {} not taken: at `{}` ({}) on factor `{}` it kept {} from a sharding of \
-             priority p{}, propagated in an earlier round than the p{} sharding {} comes from \
-             (user priorities: lower numbers first)",
+             {}, propagated in an earlier round than the p{} sharding {} comes from (user \
+             priorities: lower numbers first)",
             braces(&c.dropped),
             c.op_name,
             at(c.op),
             c.factor,
             braces(&c.kept),
-            c.kept_priority.unwrap_or(0),
+            match c.kept_priority.unwrap_or(0) {
+                0 => "priority p0 (or none written)".to_string(),
+                p => format!("priority p{p}"),
+            },
             c.phase.user_priority,
             braces(&c.dropped)
         ),
