@@ -750,6 +750,12 @@ impl Explainer {
                 .filter(|a| tf.replicated.iter().any(|r| axis::overlaps(r, a)))
                 .cloned()
                 .collect();
+            // An open dimension without these axes replicated takes them, unless it is
+            // held for its user priority (the common case costs nothing more).
+            let open = !barrier && replicated.is_empty() && !fs.closed;
+            if open && self.held.is_empty() {
+                continue;
+            }
             let node = node_of(t);
             let Some(v) = value_of(node) else { continue };
             let key = g.shardable_value(v).unwrap_or(v);
@@ -759,6 +765,10 @@ impl Explainer {
                 .held
                 .get(&key)
                 .and_then(|h| h.iter().find(|(d, p)| Some(*d) == dim && *p > round).map(|x| x.1));
+            if open && held.is_none() {
+                continue;
+            }
+            // Manual axes show as replicated (or closed) in the computation's view.
             let (manual_op, manual) = manual_axes_around(s, v);
             let manual: Vec<AxisRef> =
                 axes.iter().filter(|a| manual.iter().any(|m| **m == *a.name)).cloned().collect();
