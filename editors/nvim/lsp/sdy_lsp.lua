@@ -55,6 +55,9 @@ return {
       -- bytes per device of each value
       memory = false,
     },
+    -- GB/s per mesh axis (`['*']`: the others), e.g. { x = 100, ['*'] = 25 }: estimated
+    -- times next to the bytes of collectives
+    cost = { bandwidth = vim.empty_dict() },
   },
   settings = { sdy = {} },
   -- One set of options: `settings.sdy` overrides `init_options`, and the result is both

@@ -36,6 +36,7 @@ export interface Settings {
   inlayHintsCompact: boolean;
   inlayHintsCommunication: boolean;
   inlayHintsMemory: boolean;
+  costBandwidth: Record<string, number>;
 }
 
 /** What the server receives (see the top of this file). */
@@ -50,6 +51,7 @@ export interface ServerOptions {
     communication: boolean;
     memory: boolean;
   };
+  cost: { bandwidth: Record<string, number> };
 }
 
 /** The setting keys (under the `sdy` section) and their defaults, as in package.json. */
@@ -66,6 +68,7 @@ export const DEFAULTS = {
   'inlayHints.compact': false,
   'inlayHints.communication': true,
   'inlayHints.memory': false,
+  'cost.bandwidth': {} as Record<string, number>,
 };
 export type SettingKey = keyof typeof DEFAULTS;
 export const SETTING_KEYS = Object.keys(DEFAULTS) as SettingKey[];
@@ -112,6 +115,18 @@ function bool(key: SettingKey, value: unknown, fallback: boolean, problems: Sett
   if (typeof value === 'boolean') return value;
   problems.push({ key, value, message: `sdy.${key}: expected true or false; using ${fallback}` });
   return fallback;
+}
+
+/** GB/s per mesh axis name (`*`: the others): an object of positive numbers. */
+function bandwidth(key: SettingKey, value: unknown, problems: SettingProblem[]): Record<string, number> {
+  if (value === undefined || value === null) return {};
+  const ok =
+    typeof value === 'object' &&
+    !Array.isArray(value) &&
+    Object.values(value as object).every((v) => typeof v === 'number' && Number.isFinite(v) && v > 0);
+  if (ok) return { ...(value as Record<string, number>) };
+  problems.push({ key, value, message: `sdy.${key}: expected {"AXIS": GB/s, ...} with positive numbers; ignoring it` });
+  return {};
 }
 
 /** Reads and validates every setting; invalid values fall back to their defaults. */
@@ -183,6 +198,7 @@ export function readSettings(get: Getter): { settings: Settings; problems: Setti
       problems,
     ),
     inlayHintsMemory: bool('inlayHints.memory', get('inlayHints.memory'), DEFAULTS['inlayHints.memory'], problems),
+    costBandwidth: bandwidth('cost.bandwidth', get('cost.bandwidth'), problems),
   };
   return { settings, problems };
 }
@@ -200,6 +216,7 @@ export function serverOptions(s: Settings): ServerOptions {
       communication: s.inlayHintsCommunication,
       memory: s.inlayHintsMemory,
     },
+    cost: { bandwidth: s.costBandwidth },
   };
 }
 

@@ -37,6 +37,7 @@ describe('settings', () => {
       inlayHintsCompact: false,
       inlayHintsCommunication: true,
       inlayHintsMemory: false,
+      costBandwidth: {},
     });
     const shared = JSON.parse(fs.readFileSync(path.join(editors, 'default-init-options.json'), 'utf8'));
     assert.deepEqual(serverOptions(settings), shared);
@@ -63,6 +64,7 @@ describe('settings', () => {
         'inlayHints.compact': true,
         'inlayHints.communication': false,
         'inlayHints.memory': true,
+        'cost.bandwidth': { x: 100, '*': 12.5 },
       }),
     );
     assert.deepEqual(problems, []);
@@ -80,6 +82,7 @@ describe('settings', () => {
         communication: false,
         memory: true,
       },
+      cost: { bandwidth: { x: 100, '*': 12.5 } },
     };
     assert.deepEqual(serverOptions(settings), expected);
     assert.deepEqual(didChangeConfigurationParams(settings), { settings: { sdy: expected } });
@@ -93,6 +96,7 @@ describe('settings', () => {
         'propagation.mode': 'always',
         'propagation.strategy': 'Aggressive',
         'inlayHints.enable': 'yes',
+        'cost.bandwidth': { x: 0 },
       }),
     );
     assert.equal(settings.serverPath, null);
@@ -100,9 +104,10 @@ describe('settings', () => {
     assert.equal(settings.propagationMode, 'onDemand');
     assert.equal(settings.propagationStrategy, 'pipeline');
     assert.equal(settings.inlayHintsEnable, true);
+    assert.deepEqual(settings.costBandwidth, {});
     assert.deepEqual(
       problems.map((p) => p.key),
-      ['server.path', 'server.extraArgs', 'propagation.mode', 'propagation.strategy', 'inlayHints.enable'],
+      ['server.path', 'server.extraArgs', 'propagation.mode', 'propagation.strategy', 'inlayHints.enable', 'cost.bandwidth'],
     );
     assert.match(problems[2].message, /sdy\.propagation\.mode: "always" is not one of off, onDemand, onSave, onChange/);
   });

@@ -56,7 +56,7 @@ fn main() {
         let (t, tc) = time(|| c = cost::of_propagation(&text, &a.model, &p));
         let c = c.expect("a cost");
         let mut hints = Vec::new();
-        let (h, _) = time(|| hints = cost::hints::hints(&a.model, &text, &c));
+        let (h, _) = time(|| hints = cost::hints::hints(&a.model, &text, &c, &Default::default()));
         // A 100-line range in the middle, as the server answers it: a binary search in
         // the sorted hints and the labels copied out.
         let lines: Vec<usize> = text.match_indices('\n').map(|(i, _)| i).collect();

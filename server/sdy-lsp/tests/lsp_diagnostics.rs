@@ -179,3 +179,55 @@ async fn many_documents() {
         assert!(render_diagnostics(&d).contains("use of undeclared SSA value name"), "{uri}: {d}");
     }
 }
+
+/// A diagnostic on an op or value whose `loc(...)` has a Python file position: related
+/// information in that file when it exists (Shardy's message unchanged); our own
+/// "ends up replicated" note says the position in its text when the file does not.
+#[tokio::test]
+async fn python_source_of_diagnostics() {
+    let dir = std::env::temp_dir().join(format!("sdy-diag-loc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("model.py"), "import jax\n\ndef f(x):\n    return -x\n").unwrap();
+    let uri = format!("file://{}/a.mlir", dir.display());
+    let text = r#"sdy.mesh @mesh = <["x"=2]>
+func.func @bad(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = stablehlo.abs %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"z"}]>]>} : tensor<8xf32> loc(#loc2)
+  return %0 : tensor<8xf32>
+}
+#loc1 = loc("model.py":4:12)
+#loc2 = loc("jit(f)/abs"(#loc1))
+// -----
+sdy.mesh @mesh = <["x"=2]>
+func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>},
+                %arg1: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{?}], replicated={"x"}>} loc("params['w']"(#loc1)),
+                %arg2: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{?}], replicated={"x"}>} loc("b"("gone.py":2:1))) -> (tensor<8xf32>, tensor<8xf32>) {
+  %0 = stablehlo.add %arg1, %arg0 : tensor<8xf32>
+  %1 = stablehlo.add %arg2, %arg0 : tensor<8xf32>
+  return %0, %1 : tensor<8xf32>, tensor<8xf32>
+}
+#loc1 = loc("model.py":3:1)
+"#;
+    let mut s = TestServer::start().await;
+    s.open(&uri, 1, text).await;
+    let (d, _) = s.diagnostics_for(&uri, 1).await;
+    let shown = render_diagnostics(&d).replace(&format!("file://{}", dir.display()), "DIR");
+    expect![[r#"
+        2:78-2:81 error [sdy] 'stablehlo.abs' op result - unknown axis name: "z"
+            related DIR/model.py 3:11-3:11: Python source: `jit(f)/abs` at `model.py:4:12`
+    "#]]
+    .assert_eq(&shown);
+
+    let args = json!([{"uri": uri, "strategy": "pipeline"}]);
+    let run = json!({"command": "sdy.propagate", "arguments": args});
+    s.request("workspace/executeCommand", run).await.expect("sdy.propagate");
+    let (d, _) = s.diagnostics_for(&uri, 1).await;
+    let shown = render_diagnostics(&d).replace(&format!("file://{}", dir.display()), "DIR");
+    expect![[r#"
+        2:78-2:81 error [sdy] 'stablehlo.abs' op result - unknown axis name: "z"
+            related DIR/model.py 3:11-3:11: Python source: `jit(f)/abs` at `model.py:4:12`
+        10:16-10:21 info [sdy] ends up replicated: `%arg1` (`params['w']`) of `@main`: dimension 0: `{"x"}` not taken from its operand 1 at `stablehlo.add` (line 13, factor `i`): it is explicitly replicated in the value's sharding (`replicated=`)
+            related DIR/model.py 2:0-2:0: Python source: `params['w']` at `model.py:3:1`
+        11:16-11:21 info [sdy] ends up replicated: `%arg2` (`b`) of `@main`: dimension 0: `{"x"}` not taken from its operand 1 at `stablehlo.add` (line 14, factor `i`): it is explicitly replicated in the value's sharding (`replicated=`) (Python source: `gone.py:2:1`)
+    "#]].assert_eq(&shown);
+    let _ = std::fs::remove_dir_all(&dir);
+}

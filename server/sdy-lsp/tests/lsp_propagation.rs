@@ -581,3 +581,46 @@ async fn a_cancelled_run_stops_and_the_next_one_runs() {
     let h = render_hints(&hints(&mut s, &marked).await);
     assert!(!h.contains('['), "{h}");
 }
+
+/// The bandwidth setting adds estimated times to the communication hint and lens, and
+/// the hover on a function's `@name` details its cost.
+#[tokio::test]
+async fn bandwidth_times_and_the_function_hover() {
+    let mut s = start().await;
+    let text = fixture("propagation.mlir");
+    s.open_and_wait(&text).await;
+    propagate(&mut s, "pipeline").await;
+    let set = json!({"settings": {"sdy": {"cost": {"bandwidth": {"y": 2, "*": 0.5}}}}});
+    s.notify("workspace/didChangeConfiguration", set).await;
+    let only = |h: String| h.lines().filter(|l| l.contains('⇄')).collect::<Vec<_>>().join("\n");
+    expect![[r#"14:51 ⇄ all-slice{"y":(1)2}, collective-permute 64 B ≈ 128.0 ns, all-gather{"y"} 192 B ≈ 96.0 ns"#]].assert_eq(&only(render_hints(&hints(&mut s, &text).await)));
+    let lenses =
+        s.request("textDocument/codeLens", json!({"textDocument": {"uri": URI}})).await.unwrap();
+    let titles: Vec<&str> = lenses
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["command"]["command"] == "sdy.showCommunication")
+        .map(|l| l["command"]["title"].as_str().unwrap())
+        .collect();
+    expect![[r#"
+        no communication · memory per device: arguments 768 B, results 128 B, peak ≈ 1.0 KiB
+        2 collectives, 256 B per device ≈ 224.0 ns · memory per device: arguments 192 B, results 256 B, peak ≈ 512 B"#]].assert_eq(&titles.join("\n"));
+
+    let (line, col) = pos16(&text, "@conflict", 0, 1);
+    let h = s.hover(line, col).await.expect("hover failed");
+    expect![[r#"
+        **Cost of `@conflict`** (per device, after Shardy's export)
+
+        Communication: 2 collectives, 256 B ≈ 224.0 ns
+        - 1 × collective-permute: 64 B ≈ 128.0 ns
+        - 1 × all-gather: 192 B ≈ 96.0 ns
+        - all-slices are local: no bytes moved
+
+        Memory:
+        - arguments: 192 B (`%arg0` 128 B, `%arg1` 64 B)
+        - results: 256 B
+        - peak ≈ 512 B (arguments, and each value from its definition to its last use over the op order; no buffer reuse)
+    "#]].assert_eq(h["contents"]["value"].as_str().unwrap());
+    expect!["13:10-13:19"].assert_eq(&range(&h["range"]));
+}

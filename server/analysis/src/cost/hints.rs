@@ -3,6 +3,7 @@
 //! results (`▣ 2.0 MiB`).
 
 use super::text::op_hint;
+use super::time::Bandwidth;
 use super::{Cost, OpCollective};
 use crate::model::Model;
 use crate::propagation::editor::hints::{Hint, HintKind};
@@ -11,7 +12,7 @@ use crate::propagation::editor::Site;
 use rustc_hash::FxHashMap as HashMap;
 
 /// The hints of a chunk, sorted by offset (`src` is the chunk's text).
-pub fn hints(model: &Model, src: &str, cost: &Cost) -> Vec<Hint> {
+pub fn hints(model: &Model, src: &str, cost: &Cost, bw: &Bandwidth) -> Vec<Hint> {
     let by_start: HashMap<u32, usize> =
         model.ops.iter().enumerate().map(|(i, o)| (o.start, i)).collect();
     let line_end = |start: u32| -> Option<u32> {
@@ -30,13 +31,14 @@ pub fn hints(model: &Model, src: &str, cost: &Cost) -> Vec<Hint> {
     }
     let mut out = Vec::new();
     for (op, cs) in by_op {
-        let (Some(offset), Some(label)) = (line_end(op), op_hint(&cs)) else { continue };
+        let (Some(offset), Some(label)) = (line_end(op), op_hint(&cs, bw)) else { continue };
         out.push(Hint {
             offset,
             kind: HintKind::Communication,
             label,
             site: None,
             follows_operand: false,
+            collectives_of: Some(op),
         });
     }
     let mut bytes: HashMap<u32, i64> = HashMap::default();
@@ -53,6 +55,7 @@ pub fn hints(model: &Model, src: &str, cost: &Cost) -> Vec<Hint> {
             label: format!("▣ {}", human_bytes(b)),
             site: None,
             follows_operand: false,
+            collectives_of: None,
         });
     }
     // Communication before memory at one place.

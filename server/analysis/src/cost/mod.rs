@@ -21,9 +21,11 @@
 //! ```
 
 pub mod communication;
+pub mod function_hover;
 pub mod hints;
 pub mod memory;
 pub mod text;
+pub mod time;
 
 #[cfg(test)]
 mod tests;

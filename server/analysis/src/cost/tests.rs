@@ -1,11 +1,12 @@
 //! Fixtures: a module, its propagation, and the cost rendered as text.
 
-use super::{analyze, of_propagation, text};
+use super::time::Bandwidth;
+use super::{analyze, function_hover, of_propagation, text, Cost};
 use crate::propagation::editor::{propagate, Strategy};
 use expect_test::{expect, Expect};
 
-/// Renders the cost of `src` (propagated with the pipeline, or as written).
-fn render(src: &str, propagated: bool) -> String {
+/// The cost of `src` (propagated with the pipeline, or as written).
+fn cost_of(src: &str, propagated: bool) -> (crate::ChunkAnalysis, Cost) {
     let chunk = crate::parse_chunks(src, false).remove(0);
     let a = crate::analyze_chunk(src, &chunk);
     let cost = if propagated {
@@ -15,6 +16,12 @@ fn render(src: &str, propagated: bool) -> String {
     } else {
         analyze(src, &a.model, &crate::print::build_module(src, &chunk), &[])
     };
+    (a, cost)
+}
+
+/// Renders the cost of `src`; times with bandwidth `bw`.
+fn render_with(src: &str, propagated: bool, bw: &Bandwidth) -> String {
+    let (a, cost) = cost_of(src, propagated);
     let mut s = String::new();
     if let Some((at, m)) = &cost.failure {
         s.push_str(&format!("failure at {at}: {m}\n"));
@@ -24,16 +31,20 @@ fn render(src: &str, propagated: bool) -> String {
             .map_or("?".to_string(), |x| x.name().to_string())
     };
     for f in &cost.functions {
-        s.push_str(&format!("@{}: {}\n", f.name, text::function_lens(f)));
+        s.push_str(&format!("@{}: {}\n", f.name, text::function_lens(f, bw)));
         for c in &f.collectives {
             let line = c.op.map_or(0, |o| src[..o as usize].matches('\n').count() + 1);
-            s.push_str(&format!("  line {line}: {}\n", text::line(c, &name(c.op))));
+            s.push_str(&format!("  line {line}: {}\n", text::line(c, &name(c.op), bw)));
         }
     }
     for v in &cost.values {
         s.push_str(&format!("{:?}: {}\n", v.site, text::value_memory(v)));
     }
     s
+}
+
+fn render(src: &str, propagated: bool) -> String {
+    render_with(src, propagated, &Bandwidth::default())
 }
 
 fn check(src: &str, propagated: bool, want: Expect) {
@@ -139,4 +150,57 @@ fn no_panic_on_failing_or_empty_modules() {
         render(src, true);
         render(src, false);
     }
+}
+
+const TWO_COLLECTIVES: &str = r#"sdy.mesh @mesh = <["x"=2, "y"=4]>
+func.func @main(%arg0: tensor<64x256xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}, %arg1: tensor<256x128xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}) -> (tensor<64x128xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<64x256xf32>, tensor<256x128xf32>) -> tensor<64x128xf32>
+  return %0 : tensor<64x128xf32>
+}
+"#;
+
+/// Bytes per device over the slowest axis's GB/s; `"*"` for the axes not named.
+#[test]
+fn bandwidth_turns_bytes_into_time() {
+    let mut bw = Bandwidth::default();
+    bw.parse_assignment("y=100").unwrap();
+    bw.parse_assignment("*=25").unwrap();
+    expect![[r#"
+        @main: 2 collectives, 40.0 KiB per device ≈ 901.1 ns · memory per device: arguments 40.0 KiB, results 32.0 KiB, peak ≈ 88.0 KiB
+          line 3: all-reduce{"y"} 24.0 KiB ≈ 245.8 ns of `tensor<64x128xf32>`: result 0 of `stablehlo.dot_general` is a partial sum on each device (a reduction dimension is sharded on {"y"}): all-reduced
+          line 4: all-gather{"x"} 16.0 KiB ≈ 655.4 ns of `tensor<64x128xf32>`: the function returns result 0 sharded `[{}, {}]`, the value is sharded `[{"x"}, {}]`; dimension 0: {"x"} → {}"#]]
+    .assert_eq(render_with(TWO_COLLECTIVES, true, &bw).lines().take(3).collect::<Vec<_>>().join("\n").as_str());
+    for bad in ["y", "y=0", "=3", "y=fast", "y=-1"] {
+        assert!(Bandwidth::default().parse_assignment(bad).is_err(), "{bad}");
+    }
+}
+
+/// The hover of `func.func` and `@main`: collectives by kind, memory per slot.
+#[test]
+fn function_hover_details_the_lens() {
+    let (a, cost) = cost_of(TWO_COLLECTIVES, true);
+    let mut bw = Bandwidth::default();
+    bw.set("*", 10.0);
+    let on_name = TWO_COLLECTIVES.find("func.func").unwrap() as u32 + 2;
+    let on_sym = TWO_COLLECTIVES.find("@main").unwrap() as u32 + 1;
+    let (span, md) = function_hover::at(&a.model, &cost, on_name, &bw).unwrap();
+    assert_eq!(&TWO_COLLECTIVES[span.start as usize..span.end as usize], "func.func");
+    let (span, again) = function_hover::at(&a.model, &cost, on_sym, &bw).unwrap();
+    assert_eq!(&TWO_COLLECTIVES[span.start as usize..span.end as usize], "@main");
+    assert_eq!(md, again);
+    expect![[r#"
+        **Cost of `@main`** (per device, after Shardy's export)
+
+        Communication: 2 collectives, 40.0 KiB ≈ 4.1 µs
+        - 1 × all-reduce: 24.0 KiB ≈ 2.5 µs
+        - 1 × all-gather: 16.0 KiB ≈ 1.6 µs
+
+        Memory:
+        - arguments: 40.0 KiB (`%arg0` 8.0 KiB, `%arg1` 32.0 KiB)
+        - results: 32.0 KiB
+        - peak ≈ 88.0 KiB (arguments, and each value from its definition to its last use over the op order; no buffer reuse)
+    "#]]
+    .assert_eq(&md);
+    let in_body = TWO_COLLECTIVES.find("stablehlo.dot_general").unwrap() as u32;
+    assert_eq!(function_hover::at(&a.model, &cost, in_body, &bw), None);
 }

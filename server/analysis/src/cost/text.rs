@@ -1,6 +1,7 @@
 //! The cost in words, for hints, hovers, lenses and listings (plain text; the front
 //! ends add their markup).
 
+use super::time::{self, Bandwidth};
 use super::{Cost, FunctionCost, OpCollective, Side, ValueMemory};
 use crate::collectives::Kind;
 use crate::print::sdy::AxisListDisplay;
@@ -15,21 +16,22 @@ pub fn kind_and_axes(c: &OpCollective) -> String {
     }
 }
 
-/// `all-gather{"x"} 4.0 MiB` (bytes per device; `?` when the shape is not static).
-pub fn short(c: &OpCollective) -> String {
+/// `all-gather{"x"} 4.0 MiB` (bytes per device; `?` when the shape is not static),
+/// then `≈ 40.0 µs` with a bandwidth for its axes.
+pub fn short(c: &OpCollective, bw: &Bandwidth) -> String {
     let bytes = c.collective.bytes_sent.map_or("?".to_string(), human_bytes);
     match c.collective.kind {
         Kind::AllSlice => kind_and_axes(c),
-        _ => format!("{} {bytes}", kind_and_axes(c)),
+        _ => format!("{} {bytes}{}", kind_and_axes(c), time::suffix(bw, &c.collective)),
     }
 }
 
 /// The inlay hint after an op: `⇄ all-gather{"x"} 4.0 MiB, all-reduce{"y"} 1.0 KiB`.
-pub fn op_hint(collectives: &[&OpCollective]) -> Option<String> {
+pub fn op_hint(collectives: &[&OpCollective], bw: &Bandwidth) -> Option<String> {
     if collectives.is_empty() {
         return None;
     }
-    let parts: Vec<String> = collectives.iter().map(|c| short(c)).collect();
+    let parts: Vec<String> = collectives.iter().map(|c| short(c, bw)).collect();
     Some(format!("⇄ {}", parts.join(", ")))
 }
 
@@ -92,8 +94,8 @@ pub fn reason(c: &OpCollective, op_name: &str) -> String {
 }
 
 /// One line per collective: `all-gather{"x"} 4.0 MiB of tensor<8x16xf32>: <reason>`.
-pub fn line(c: &OpCollective, op_name: &str) -> String {
-    format!("{} of `{}`: {}", short(c), c.ty, reason(c, op_name))
+pub fn line(c: &OpCollective, op_name: &str, bw: &Bandwidth) -> String {
+    format!("{} of `{}`: {}", short(c, bw), c.ty, reason(c, op_name))
 }
 
 /// A plain hover section: a title and its lines.
@@ -104,15 +106,16 @@ pub struct Section {
 }
 
 /// The communication section of an op's hover (none when the op needs none).
-pub fn op_section(cost: &Cost, op: u32, op_name: &str) -> Option<Section> {
+pub fn op_section(cost: &Cost, op: u32, op_name: &str, bw: &Bandwidth) -> Option<Section> {
     let cs: Vec<&OpCollective> = cost.at_op(op).collect();
     if cs.is_empty() {
         return None;
     }
     let total: i64 = cs.iter().map(|c| c.collective.bytes_sent.unwrap_or(0)).sum();
-    let mut lines: Vec<String> = cs.iter().map(|c| line(c, op_name)).collect();
+    let mut lines: Vec<String> = cs.iter().map(|c| line(c, op_name, bw)).collect();
     if cs.len() > 1 {
-        lines.push(format!("in all {} per device", human_bytes(total)));
+        let t = time::total_suffix(bw, cs.iter().map(|c| &c.collective));
+        lines.push(format!("in all {} per device{t}", human_bytes(total)));
     }
     Some(Section { title: "Communication (Shardy's export)".into(), lines })
 }
@@ -124,12 +127,13 @@ pub fn value_memory(v: &ValueMemory) -> String {
 }
 
 /// The code lens of a function: `2 collectives · 4.0 MiB per device · peak 12.0 MiB`.
-pub fn function_lens(f: &FunctionCost) -> String {
+pub fn function_lens(f: &FunctionCost, bw: &Bandwidth) -> String {
     let n = f.moving().count();
+    let t = time::total_suffix(bw, f.moving().map(|c| &c.collective));
     let comm = match n {
         0 => "no communication".to_string(),
-        1 => format!("1 collective, {} per device", human_bytes(f.bytes_per_device())),
-        n => format!("{n} collectives, {} per device", human_bytes(f.bytes_per_device())),
+        1 => format!("1 collective, {} per device{t}", human_bytes(f.bytes_per_device())),
+        n => format!("{n} collectives, {} per device{t}", human_bytes(f.bytes_per_device())),
     };
     format!(
         "{comm} · memory per device: arguments {}, results {}, peak ≈ {}",
@@ -139,22 +143,24 @@ pub fn function_lens(f: &FunctionCost) -> String {
     )
 }
 
-/// The function section of a hover.
-pub fn function_section(f: &FunctionCost) -> Section {
-    let mut lines = vec![function_lens(f)];
-    let mut kinds: Vec<(Kind, usize, i64)> = Vec::new();
+/// The moving collectives of `f` grouped by kind, in order of first appearance.
+pub fn by_kind(f: &FunctionCost) -> Vec<(Kind, Vec<&OpCollective>)> {
+    let mut kinds: Vec<(Kind, Vec<&OpCollective>)> = Vec::new();
     for c in f.moving() {
-        let b = c.collective.bytes_sent.unwrap_or(0);
         match kinds.iter_mut().find(|k| k.0 == c.collective.kind) {
-            Some(k) => {
-                k.1 += 1;
-                k.2 += b;
-            }
-            None => kinds.push((c.collective.kind, 1, b)),
+            Some(k) => k.1.push(c),
+            None => kinds.push((c.collective.kind, vec![c])),
         }
     }
-    for (k, n, b) in kinds {
-        lines.push(format!("{n} × {}: {}", k.name(), human_bytes(b)));
+    kinds
+}
+
+/// The function section of a hover.
+pub fn function_section(f: &FunctionCost, bw: &Bandwidth) -> Section {
+    let mut lines = vec![function_lens(f, bw)];
+    for (k, cs) in by_kind(f) {
+        let b: i64 = cs.iter().map(|c| c.collective.bytes_sent.unwrap_or(0)).sum();
+        lines.push(format!("{} × {}: {}", cs.len(), k.name(), human_bytes(b)));
     }
     Section { title: format!("Cost of @{}", f.name), lines }
 }
@@ -166,13 +172,14 @@ pub fn hover_sections(
     cost: &Cost,
     op: Option<(u32, &str)>,
     sites: &[crate::propagation::editor::Site],
+    bw: &Bandwidth,
 ) -> Vec<Section> {
     let mut out = Vec::new();
     if let Some((start, name)) = op {
         if let Some(f) = cost.function_at(start) {
-            out.push(function_section(f));
+            out.push(function_section(f, bw));
         }
-        out.extend(op_section(cost, start, name));
+        out.extend(op_section(cost, start, name, bw));
     }
     let lines: Vec<String> =
         sites.iter().filter_map(|s| cost.value(*s)).map(value_memory).collect();

@@ -51,6 +51,26 @@ pub fn func_result_source(model: &Model, src: &str, func: OpId, index: usize) ->
     read(src, f.results.get(index)?.loc?.shift(info.start))
 }
 
+/// The location of what a diagnostic reported at `offset` (where MLIR reports it) is
+/// about: the value (a function or block argument) defined there, a function result's
+/// type in a signature, else the innermost op.
+pub fn at_diagnostic(model: &Model, src: &str, offset: u32) -> Option<SourceLoc> {
+    if let Some(Target::Value { value, span }) = locate::locate(model, offset) {
+        if model.value(value).span == span {
+            return value_source(model, src, value);
+        }
+    }
+    let op = crate::query::innermost_op(model, offset, false)?;
+    let info = model.op(op);
+    if let Custom::Func(f) = &info.node.custom {
+        let result = f.results.iter().position(|r| r.ty.span.shift(info.start).contains(offset));
+        if let Some(index) = result {
+            return func_result_source(model, src, op, index);
+        }
+    }
+    op_source(model, src, op)
+}
+
 /// `` `params['embed']` `` / `` `jit(f)/dot_general` at `m.py:3:4` (called from `m.py:9:1`) ``.
 pub fn render(l: &SourceLoc) -> String {
     let mut parts: Vec<String> = Vec::new();
@@ -96,4 +116,32 @@ pub fn definition_at(model: &Model, src: &str, offset: u32) -> Option<FilePos> {
         }
     }?;
     loc.frames.into_iter().next()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A diagnostic's place: an argument, a result type in the signature, an op.
+    #[test]
+    fn diagnostic_places() {
+        let src = "func.func @f(%a: tensor<8xf32> loc(\"arg\"(#loc1))) -> (tensor<8xf32> loc(\"out\")) {\n  %0 = stablehlo.abs %a : tensor<8xf32> loc(\"m.py\":7:3)\n  return %0 : tensor<8xf32>\n}\n#loc1 = loc(\"m.py\":2:1)\n";
+        let chunk = crate::parse_chunks(src, false).remove(0);
+        let a = crate::analyze_chunk(src, &chunk);
+        let at = |needle: &str| {
+            let l = at_diagnostic(&a.model, src, src.find(needle).unwrap() as u32)
+                .map_or("-".to_string(), |l| render(&l));
+            format!("{needle}: {l}")
+        };
+        let got = ["%a", "tensor<8xf32> loc(\"out", "stablehlo.abs", "return"].map(at);
+        expect_test::expect![[r#"
+            [
+                "%a: `arg` at `m.py:2:1`",
+                "tensor<8xf32> loc(\"out: `out`",
+                "stablehlo.abs: at `m.py:7:3`",
+                "return: -",
+            ]
+        "#]]
+        .assert_debug_eq(&got);
+    }
 }

@@ -3,8 +3,10 @@
 //! data: an export pass that dropped them from a function input or output (not
 //! divisible, sub-axes), a conflict at an op (which factor and dimension, with which
 //! tensor), or the value's own sharding or an op keeping them away (a closed
-//! dimension, explicitly replicated axes, a propagation barrier). Also the information
-//! notes "ends up replicated: ..." on function arguments and results.
+//! dimension, explicitly replicated axes, a propagation barrier, a manual axis, a
+//! dimension waiting for its user priority), or a conflict decided by an earlier
+//! priority round. Also the information notes "ends up replicated: ..." on function
+//! arguments and results.
 
 use super::source;
 use crate::model::Model;
@@ -39,6 +41,9 @@ pub enum Cause {
         axes: Vec<AxisRef>,
     },
     Conflict(Conflict),
+    /// A conflict this value lost to axes decided in an earlier user-priority round
+    /// (`Conflict::kept_priority`).
+    Priority(Conflict),
     Blocked(Blocked),
 }
 
@@ -98,7 +103,10 @@ pub fn why_not(model: &Model, p: &ChunkPropagation, v: &ValueResult) -> Vec<WhyN
         p.blocked(v).into_iter().filter(|b| b.axes.iter().any(|a| !has(b.dim, a))).collect();
     for c in p.conflicts(v) {
         if c.dropped.iter().any(|a| !has(c.dim, a)) && !explained_by(&c, &blocked) {
-            out.push(WhyNot { dim: c.dim, cause: Cause::Conflict(c) });
+            let dim = c.dim;
+            let cause =
+                if c.kept_priority.is_some() { Cause::Priority(c) } else { Cause::Conflict(c) };
+            out.push(WhyNot { dim, cause });
         }
     }
     out.extend(blocked.into_iter().map(|b| WhyNot { dim: b.dim, cause: Cause::Blocked(b) }));
@@ -193,6 +201,22 @@ pub fn text(w: &WhyNot, at: &dyn Fn(Option<u32>) -> String) -> String {
             c.factor,
             conflict_sides(c)
         ),
+        Cause::Priority(c) => format!(
+            "{dim}: {} not taken: at `{}` ({}) on factor `{}` it kept {} from a sharding of \
+             {}, propagated in an earlier round than the p{} sharding {} comes from (user \
+             priorities: lower numbers first)",
+            braces(&c.dropped),
+            c.op_name,
+            at(c.op),
+            c.factor,
+            braces(&c.kept),
+            match c.kept_priority.unwrap_or(0) {
+                0 => "priority p0 (or none written)".to_string(),
+                p => format!("priority p{p}"),
+            },
+            c.phase.user_priority,
+            braces(&c.dropped)
+        ),
         Cause::Blocked(b) => {
             let why = match b.cause {
                 BlockCause::Closed => "the dimension is closed in the value's sharding (no axis \
@@ -205,6 +229,18 @@ pub fn text(w: &WhyNot, at: &dyn Fn(Option<u32>) -> String) -> String {
                 BlockCause::Barrier => {
                     "an `sdy.propagation_barrier` lets nothing through in this direction".into()
                 }
+                BlockCause::Manual { op } => format!(
+                    "{} manual in the `sdy.manual_computation` ({}): its body and the free \
+                     axes of its operands' and results' shardings cannot be sharded on {}",
+                    if b.axes.len() == 1 { "the axis is" } else { "the axes are" },
+                    at(op),
+                    if b.axes.len() == 1 { "it" } else { "them" }
+                ),
+                BlockCause::Priority { priority, round } => format!(
+                    "the dimension has user priority p{priority}: it stays closed until round \
+                     p{priority}, and this came in round p{round} from a sharding of higher \
+                     priority (lower number)"
+                ),
             };
             format!(
                 "{dim}: {} not taken from its {} at `{}` ({}, factor `{}`): {why}",

@@ -75,6 +75,10 @@ pub struct Conflict {
     pub factor: String,
     pub dim: Option<usize>,
     pub source_dims: Vec<Option<usize>>,
+    /// The user priority of the sharding the kept axes came from, when it is lower
+    /// than the round this conflict happened in: they were decided in an earlier
+    /// round, before the dropped axes' sharding was applied.
+    pub kept_priority: Option<i64>,
 }
 
 /// Why a tensor did not take axes another tensor of the op had on a factor, when it
@@ -122,6 +126,13 @@ pub enum BlockCause {
     Replicated,
     /// An `sdy.propagation_barrier` lets nothing through in this direction.
     Barrier,
+    /// The axes are manual in the `sdy.manual_computation` starting at `op` that the
+    /// value is an operand, result or block argument of: its free axes cannot hold them.
+    Manual { op: Option<u32> },
+    /// The dimension was written with user priority `priority`: it stays closed and
+    /// empty until that round, and this step ran in round `round` (user-priority
+    /// propagation).
+    Priority { priority: i64, round: i64 },
 }
 
 /// Where a value is.
@@ -192,6 +203,9 @@ pub struct Explainer {
     blocked: HashMap<ValueId, Vec<Blocked>>,
     /// Per op (by start): the clashes after its latest step.
     clashes: HashMap<u32, Vec<Clash>>,
+    /// The dimensions written with a user priority above 0, per value: (dimension,
+    /// priority).
+    held: HashMap<ValueId, SmallVec<[(usize, i64); 2]>>,
 }
 
 fn add_origin(map: &mut HashMap<ValueId, Vec<AxisOrigin>>, v: ValueId, o: AxisOrigin) {
@@ -205,7 +219,10 @@ impl Explainer {
     fn seed(&mut self, g: &Graph, v: ValueId, s: Option<&TensorSharding>, source: Source) {
         let Some(s) = s else { return };
         let key = g.shardable_value(v).unwrap_or(v);
-        for d in &s.dims {
+        for (k, d) in s.dims.iter().enumerate() {
+            if let Some(p) = d.priority.filter(|&p| p > 0) {
+                self.held.entry(key).or_default().push((k, p));
+            }
             for a in &d.axes {
                 add_origin(
                     &mut self.origins,
@@ -602,6 +619,7 @@ impl Tracer for Explainer {
                     phase: s.phase,
                     factor: factor_symbol(f as i64),
                     dim: dim_of(s, node, f),
+                    kept_priority: self.kept_priority(s, v, &fs.axes),
                 };
                 let list = self.conflicts.entry(key).or_default();
                 if !list.iter().any(|x| {
@@ -695,6 +713,7 @@ impl Explainer {
                 phase: s.phase,
                 factor: factor_symbol(f as i64),
                 dim: dim_of(s, node, f),
+                kept_priority: self.kept_priority(s, v, &fs.axes),
             };
             let list = self.conflicts.entry(key).or_default();
             if !list.iter().any(|x| {
@@ -731,8 +750,34 @@ impl Explainer {
                 .filter(|a| tf.replicated.iter().any(|r| axis::overlaps(r, a)))
                 .cloned()
                 .collect();
+            // An open dimension without these axes replicated takes them, unless it is
+            // held for its user priority (the common case costs nothing more).
+            let open = !barrier && replicated.is_empty() && !fs.closed;
+            if open && self.held.is_empty() {
+                continue;
+            }
+            let node = node_of(t);
+            let Some(v) = value_of(node) else { continue };
+            let key = g.shardable_value(v).unwrap_or(v);
+            let dim = dim_of(s, node, f);
+            let round = s.phase.user_priority;
+            let held = self
+                .held
+                .get(&key)
+                .and_then(|h| h.iter().find(|(d, p)| Some(*d) == dim && *p > round).map(|x| x.1));
+            if open && held.is_none() {
+                continue;
+            }
+            // Manual axes show as replicated (or closed) in the computation's view.
+            let (manual_op, manual) = manual_axes_around(s, v);
+            let manual: Vec<AxisRef> =
+                axes.iter().filter(|a| manual.iter().any(|m| **m == *a.name)).cloned().collect();
             let (cause, blocked) = if barrier {
                 (BlockCause::Barrier, axes.to_vec())
+            } else if !manual.is_empty() {
+                (BlockCause::Manual { op: manual_op }, manual)
+            } else if let Some(priority) = held {
+                (BlockCause::Priority { priority, round }, axes.to_vec())
             } else if !replicated.is_empty() {
                 (BlockCause::Replicated, replicated)
             } else if fs.closed {
@@ -740,14 +785,11 @@ impl Explainer {
             } else {
                 continue;
             };
-            let node = node_of(t);
-            let Some(v) = value_of(node) else { continue };
-            let key = g.shardable_value(v).unwrap_or(v);
             let b = Blocked {
                 op: op.origin,
                 op_name: op.name.to_string(),
                 node,
-                dim: dim_of(s, node, f),
+                dim,
                 factor: factor_symbol(f as i64),
                 axes: blocked,
                 from: node_of(from_t),
@@ -761,12 +803,50 @@ impl Explainer {
         }
     }
 
+    /// The user priority the kept axes of `v` came from, when lower than the step's
+    /// round (see [`Conflict::kept_priority`]).
+    fn kept_priority(&self, s: &Step<'_>, v: ValueId, kept: &[AxisRef]) -> Option<i64> {
+        let round = s.phase.user_priority;
+        if round == 0 {
+            return None;
+        }
+        kept.iter()
+            .filter_map(|a| self.lookup(s.graph, v, a))
+            .map(|o| o.priority)
+            .filter(|&p| p < round)
+            .min()
+    }
+
     fn group_sync_impl(&mut self, g: &Graph, from: ValueId, to: ValueId) {
         let key = g.shardable_value(to).unwrap_or(to);
         for o in self.origins_of(g, from) {
             add_origin(&mut self.origins, key, o);
         }
     }
+}
+
+/// The `sdy.manual_computation` (its start) that `v` is an operand, result or block
+/// argument of (through its data-flow edge), and its manual axes.
+fn manual_axes_around(s: &Step<'_>, v: ValueId) -> (Option<u32>, Vec<String>) {
+    let g = s.graph;
+    let mut v = v;
+    for _ in 0..2 {
+        let owner = match g.def(v) {
+            Some(Def::Result { op, .. }) | Some(Def::Arg { op, .. }) => op,
+            None => break,
+        };
+        match g.nodes[owner].name.as_str() {
+            "sdy.manual_computation" => {
+                return (g.nodes[owner].origin, manual_axes(g.op(s.module, owner)));
+            }
+            "sdy.data_flow_edge" => match g.nodes[owner].operands.first() {
+                Some(&input) => v = input,
+                None => break,
+            },
+            _ => break,
+        }
+    }
+    (None, Vec::new())
 }
 
 /// The axes two factors of the step's op both have (in any of its tensors, after the

@@ -3,8 +3,10 @@
 //! strategies, `none` to take the shardings as written), then Shardy's explicit
 //! reshards and reshard-to-collectives run on it (`sdy_analysis::cost`); per function
 //! the collectives with their op's line, kind, axes and bytes per device, and the
-//! memory per device. Exit status 1 when a chunk cannot be propagated or exported.
+//! memory per device; with `--bandwidth AXIS=GBPS` (repeatable, `*` for the other
+//! axes) the estimated seconds (`sdy_analysis::cost::time`). Exit status 1 when a chunk cannot be propagated or exported.
 
+use sdy_analysis::cost::time::Bandwidth;
 use sdy_analysis::cost::{self, text, Cost};
 use sdy_analysis::diag::{LineIndex, Severity};
 use sdy_analysis::model::Model;
@@ -12,12 +14,13 @@ use sdy_analysis::propagation::editor::{propagate, Strategy};
 use serde_json::{json, Value};
 use std::process::ExitCode;
 
-pub const USAGE: &str = "sdy-lsp cost [--strategy pipeline|basic|aggressive|op-priority|user-priority|none] [--format text|json] [--split-input-file] FILE (FILE - is stdin)";
+pub const USAGE: &str = "sdy-lsp cost [--strategy pipeline|basic|aggressive|op-priority|user-priority|none] [--format text|json] [--bandwidth AXIS=GBPS]... [--split-input-file] FILE (FILE - is stdin)";
 
 pub fn run(args: &[String]) -> ExitCode {
     let mut strategy: Option<Strategy> = Some(Strategy::Pipeline);
     let mut json_out = false;
     let mut split = false;
+    let mut bandwidth = Bandwidth::default();
     let mut file = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -40,6 +43,14 @@ pub fn run(args: &[String]) -> ExitCode {
                 Ok("json") => json_out = true,
                 Ok("text") => json_out = false,
                 _ => return usage("--format is text or json"),
+            },
+            "--bandwidth" => match value("--bandwidth") {
+                Ok(v) => {
+                    if let Err(e) = bandwidth.parse_assignment(&v) {
+                        return usage(&format!("--bandwidth: {e}"));
+                    }
+                }
+                Err(_) => return usage("--bandwidth needs AXIS=GBPS"),
             },
             "--split-input-file" | "-split-input-file" => split = true,
             f if f.starts_with('-') && f.len() > 1 => {
@@ -76,8 +87,8 @@ pub fn run(args: &[String]) -> ExitCode {
                         .map_or("?".to_string(), |x| x.name().to_string())
                 };
                 for f in &c.functions {
-                    functions.push(function_json(f, &index, &op_name));
-                    out.push_str(&function_text(f, &index, &op_name));
+                    functions.push(function_json(f, &index, &op_name, &bandwidth));
+                    out.push_str(&function_text(f, &index, &op_name, &bandwidth));
                 }
             }
             Err((at, msg)) => {
@@ -148,12 +159,20 @@ fn function_json(
     f: &cost::FunctionCost,
     index: &LineIndex,
     op_name: &dyn Fn(Option<u32>) -> String,
+    bw: &Bandwidth,
 ) -> Value {
+    // With a bandwidth: `"seconds"` per collective and per function (null when an axis
+    // has none).
+    let timed = |v: &mut Value, s: Option<f64>| {
+        if !bw.is_empty() {
+            v["seconds"] = json!(s);
+        }
+    };
     let collectives: Vec<Value> = f
         .collectives
         .iter()
         .map(|c| {
-            json!({
+            let mut v = json!({
                 "line": c.op.map(|o| index.line_col(o).0),
                 "op": op_name(c.op),
                 "kind": c.collective.kind.name(),
@@ -162,10 +181,12 @@ fn function_json(
                 "bytes_per_device": c.collective.bytes_sent,
                 "groups": c.collective.groups.len(),
                 "reason": text::reason(c, &op_name(c.op)),
-            })
+            });
+            timed(&mut v, bw.seconds(&c.collective));
+            v
         })
         .collect();
-    json!({
+    let mut v = json!({
         "name": f.name,
         "line": f.start.map(|o| index.line_col(o).0),
         "collectives": collectives,
@@ -175,18 +196,21 @@ fn function_json(
             "results_bytes_per_device": f.memory.results,
             "peak_bytes_per_device": f.memory.peak,
         },
-    })
+    });
+    timed(&mut v, bw.total(f.moving().map(|c| &c.collective)));
+    v
 }
 
 fn function_text(
     f: &cost::FunctionCost,
     index: &LineIndex,
     op_name: &dyn Fn(Option<u32>) -> String,
+    bw: &Bandwidth,
 ) -> String {
-    let mut s = format!("@{}: {}\n", f.name, text::function_lens(f));
+    let mut s = format!("@{}: {}\n", f.name, text::function_lens(f, bw));
     for c in &f.collectives {
         let at = c.op.map_or("?".to_string(), |o| index.line_col(o).0.to_string());
-        s.push_str(&format!("  line {at}: {}\n", text::line(c, &op_name(c.op))));
+        s.push_str(&format!("  line {at}: {}\n", text::line(c, &op_name(c.op), bw)));
     }
     s
 }

@@ -42,7 +42,7 @@ pub fn code_lenses(
             let cost = run.filter(|r| r.1).and_then(|r| r.0.cost.as_ref());
             if let Some(fc) = cost.and_then(|c| c.function_at(model.op(f).start)) {
                 let command = Command {
-                    title: sdy_analysis::cost::text::function_lens(fc),
+                    title: sdy_analysis::cost::text::function_lens(fc, &settings.bandwidth),
                     command: SHOW_COMMUNICATION.into(),
                     arguments: args(strategy.name()),
                 };

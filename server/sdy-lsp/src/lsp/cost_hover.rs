@@ -3,6 +3,7 @@
 //! device. The sections come from `sdy_analysis::cost::text::hover_sections`.
 
 use super::propagate::ChunkRun;
+use sdy_analysis::cost::time::Bandwidth;
 use sdy_analysis::explain::locate::Target;
 use sdy_analysis::model::Model;
 use sdy_analysis::propagation::editor::Site;
@@ -14,6 +15,7 @@ pub fn append(
     model: &Model,
     target: &Target,
     sites: impl Iterator<Item = Site>,
+    bandwidth: &Bandwidth,
 ) {
     let Some(cost) = &run.cost else { return };
     let op = match target {
@@ -21,7 +23,7 @@ pub fn append(
         _ => None,
     };
     let sites: Vec<Site> = sites.collect();
-    for s in sdy_analysis::cost::text::hover_sections(cost, op, &sites) {
+    for s in sdy_analysis::cost::text::hover_sections(cost, op, &sites, bandwidth) {
         markdown.push_str(&format!("\n\n**{}**\n", s.title));
         for l in &s.lines {
             markdown.push_str(&format!("\n- {l}"));

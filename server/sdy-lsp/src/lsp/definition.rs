@@ -46,6 +46,12 @@ pub fn definition(
 /// exists: as written, or relative to the document's directory.
 fn source_location(uri: &Url, chunk: &ChunkResult, offset: u32) -> Option<Location> {
     let pos = source::definition_at(&chunk.analysis.model, &chunk.src, offset)?;
+    file_location(uri, &pos)
+}
+
+/// The location of a file position of a `loc(...)` when the file exists: as written, or
+/// relative to the directory of the document `uri`.
+pub fn file_location(uri: &Url, pos: &sdy_analysis::mlir_loc::FilePos) -> Option<Location> {
     let written = std::path::PathBuf::from(&pos.file);
     let path = if written.is_absolute() {
         written

@@ -6,12 +6,17 @@
 //! * source `sdy`, code the core's [`diag::DiagnosticCode`] (with a link to Shardy's
 //!   documentation where it has one);
 //! * notes: `relatedInformation` in the same document when the client supports it,
-//!   else appended to the message.
+//!   else appended to the message;
+//! * the Python source of the op or value (its `loc(...)` file position), as
+//!   `relatedInformation` pointing into that file when it exists (Shardy's messages
+//!   are never changed).
 
 use super::analysis::Analyzed;
 use super::capabilities::ClientConfig;
 use super::position::Text;
 use sdy_analysis::diag::{self, Severity};
+use sdy_analysis::explain::source;
+use sdy_analysis::model::Model;
 use tower_lsp::lsp_types::{
     CodeDescription, Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location,
     NumberOrString, Url,
@@ -26,8 +31,16 @@ pub fn to_lsp(analyzed: &Analyzed, uri: &Url, config: &ClientConfig) -> Vec<Diag
     for chunk in &analyzed.chunks {
         let Some(result) = &chunk.result else { continue };
         let base = chunk.span.start;
+        // Most modules have no locations: nothing to look up.
+        let locs = config.related_information && result.src.contains("loc(");
         for d in &result.analysis.diagnostics {
-            out.push(convert(d, base, &text, uri, config));
+            let mut lsp = convert(d, base, &text, uri, config);
+            let python =
+                locs.then(|| python_source(uri, &result.analysis.model, &result.src, d.span.start));
+            if let Some((Some(r), _)) = python.flatten() {
+                lsp.related_information.get_or_insert_with(Vec::new).push(r);
+            }
+            out.push(lsp);
         }
     }
     out
@@ -71,6 +84,25 @@ fn convert(
         tags: None,
         data: None,
     }
+}
+
+/// The Python source of what a diagnostic at chunk-relative `offset` is about, when its
+/// `loc(...)` has a file position: related information there when the file exists,
+/// and the position as text (`model.py:4:12`).
+pub fn python_source(
+    uri: &Url,
+    model: &Model,
+    src: &str,
+    offset: u32,
+) -> Option<(Option<DiagnosticRelatedInformation>, String)> {
+    let loc = source::at_diagnostic(model, src, offset)?;
+    let frame = loc.frames.first()?;
+    let related =
+        super::definition::file_location(uri, frame).map(|location| DiagnosticRelatedInformation {
+            location,
+            message: format!("Python source: {}", source::render(&loc)),
+        });
+    Some((related, frame.to_string()))
 }
 
 pub fn code(c: diag::DiagnosticCode) -> NumberOrString {

@@ -70,7 +70,7 @@ pub fn hints(
         let hi = want.end.saturating_sub(base);
         let run = result.and_then(|r| r.run_for(a, i));
         let emit = |h: &Hint, offset: u32, stale: bool, out: &mut Vec<InlayHint>| {
-            let mut label = h.label.clone();
+            let mut label = with_time(h, run.and_then(|r| r.0.cost.as_ref()), settings);
             if stale {
                 label.push_str(STALE);
             }
@@ -115,6 +115,20 @@ pub fn hints(
     }
     out.sort_by_key(|h| (h.position.line, h.position.character));
     Some(out)
+}
+
+/// The label of `h`, a communication hint relabelled with the estimated times under the
+/// current bandwidth settings.
+fn with_time(h: &Hint, cost: Option<&sdy_analysis::cost::Cost>, settings: &Settings) -> String {
+    let relabel = |op: u32| {
+        let cs: Vec<_> = cost?.at_op(op).collect();
+        sdy_analysis::cost::text::op_hint(&cs, &settings.bandwidth)
+    };
+    match h.collectives_of {
+        Some(op) if !settings.bandwidth.is_empty() => relabel(op),
+        _ => None,
+    }
+    .unwrap_or_else(|| h.label.clone())
 }
 
 /// The hints with `lo <= offset <= hi` of a list sorted by offset.

@@ -661,7 +661,12 @@ impl Propagator {
                 let mut hints = hints::propagated(&job.analysis.model, &prop, &prop.meshes);
                 let cost = cost::of_propagation(&job.src, &job.analysis.model, &prop);
                 if let Some(c) = &cost {
-                    hints.extend(cost::hints::hints(&job.analysis.model, &job.src, c));
+                    hints.extend(cost::hints::hints(
+                        &job.analysis.model,
+                        &job.src,
+                        c,
+                        &Default::default(),
+                    ));
                     hints.sort_by_key(|h| h.offset);
                 }
                 Some((prop, cost, hints))
@@ -825,14 +830,25 @@ impl Propagator {
                 &run.prop,
                 &line_of,
             );
-            for (span, message) in notes {
+            let model = &run.analysis.model;
+            let python = |o: u32| super::diagnostics::python_source(uri, model, &run.src, o);
+            for (span, mut message) in notes {
+                // Our own note: the Python position as related information, or in the text.
+                let related = match python(span.start) {
+                    Some((Some(r), _)) if config.related_information => Some(vec![r]),
+                    Some((_, at)) if !message.contains(&at) => {
+                        message.push_str(&format!(" (Python source: `{at}`)"));
+                        None
+                    }
+                    _ => None,
+                };
                 out.push(diagnostic(
                     &text,
                     span.shift(base),
                     DiagnosticSeverity::INFORMATION,
                     "replicated",
                     message,
-                    None,
+                    related,
                 ));
             }
             for d in run.prop.diagnostics.iter().filter(|d| d.origin == Origin::Pass) {
@@ -845,7 +861,11 @@ impl Propagator {
                 } else {
                     d.message.clone()
                 };
-                out.push(diagnostic(&text, d.focus.shift(base), severity, code, message, None));
+                let related = match python(d.span.start) {
+                    Some((Some(r), _)) if config.related_information => Some(vec![r]),
+                    _ => None,
+                };
+                out.push(diagnostic(&text, d.focus.shift(base), severity, code, message, related));
             }
         }
         out
@@ -1032,7 +1052,7 @@ pub fn printed_module(r: &DocResult) -> String {
 
 /// The modules with Shardy's explicit collectives of a propagated document, chunks
 /// joined by `// -----`, each function headed by its cost.
-pub fn communication_module(r: &DocResult) -> String {
+pub fn communication_module(r: &DocResult, bw: &cost::time::Bandwidth) -> String {
     let mut parts = Vec::new();
     for run in &r.chunks {
         let Some(c) = run.as_ref().and_then(|run| run.cost.as_ref()) else {
@@ -1041,7 +1061,7 @@ pub fn communication_module(r: &DocResult) -> String {
         };
         let mut s = String::new();
         for f in &c.functions {
-            s.push_str(&format!("// @{}: {}\n", f.name, cost::text::function_lens(f)));
+            s.push_str(&format!("// @{}: {}\n", f.name, cost::text::function_lens(f, bw)));
         }
         match &c.failure {
             Some((_, message)) => s.push_str(&format!(

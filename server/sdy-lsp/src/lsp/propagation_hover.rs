@@ -11,6 +11,7 @@ use super::hover::{HoverCtx, HoverResult};
 use super::inlay_hints::line_link;
 use super::position::PositionEncoding;
 use super::propagate;
+use sdy_analysis::cost::function_hover;
 use sdy_analysis::explain::{self, locate::Site as AttrSite, locate::Target, why};
 use sdy_analysis::model::{Model, OpId, ValueId};
 use sdy_analysis::propagation::editor::{sites, Site};
@@ -18,6 +19,15 @@ use sdy_analysis::propagation::editor::{sites, Site};
 pub fn hover(cx: &HoverCtx) -> Option<HoverResult> {
     let (run, prop) = propagate::lookup(cx.chunk)?;
     let model = &cx.chunk.analysis.model;
+    let bandwidth = prop.settings.get().bandwidth;
+    let cost = run.cost.as_ref();
+    if let Some((span, markdown)) =
+        cost.and_then(|c| function_hover::at(model, c, cx.offset, &bandwidth))
+    {
+        let base = explain::at(model, &cx.chunk.src, cx.offset).map(|e| e.markdown);
+        let markdown = base.map_or(markdown.clone(), |b| format!("{b}\n\n---\n\n{markdown}"));
+        return Some(HoverResult { span, markdown });
+    }
     let target = explain::locate::locate(model, cx.offset)?;
     let found: Vec<_> = sites_of(model, &target)
         .into_iter()
@@ -42,7 +52,8 @@ pub fn hover(cx: &HoverCtx) -> Option<HoverResult> {
         }
         markdown.push_str(&why::explain(model, &cx.chunk.src, &run.prop, v, false, &locate));
     }
-    super::cost_hover::append(&mut markdown, &run, model, &target, found.iter().map(|f| f.0.site));
+    let sites = found.iter().map(|f| f.0.site);
+    super::cost_hover::append(&mut markdown, &run, model, &target, sites, &bandwidth);
     let span = base.map_or_else(|| target.range(model), |e| e.range);
     Some(HoverResult { span, markdown })
 }

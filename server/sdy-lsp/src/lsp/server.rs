@@ -296,9 +296,10 @@ impl LanguageServer for Server {
             },
         };
         let communication = command == propagate::SHOW_COMMUNICATION;
+        let bandwidth = self.prop.settings.get().bandwidth;
         let text = panic::blocking("sdy.showPropagatedModule", &self.out, move || {
             if communication {
-                propagate::communication_module(&result)
+                propagate::communication_module(&result, &bandwidth)
             } else {
                 propagate::printed_module(&result)
             }

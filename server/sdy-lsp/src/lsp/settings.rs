@@ -1,9 +1,10 @@
-//! The user's settings that can change while the server runs: propagation and inlay
-//! hints. They arrive as `initializationOptions` and with every
+//! The user's settings that can change while the server runs: propagation, inlay
+//! hints and the cost view's bandwidth. They arrive as `initializationOptions` and with every
 //! `workspace/didChangeConfiguration` (`{"settings": {"sdy": {...}}}`), in the shape of
 //! `editors/default-init-options.json`. Unknown keys are ignored; a key that is missing
 //! or has a value the server does not know keeps its current value.
 
+use sdy_analysis::cost::time::Bandwidth;
 use sdy_analysis::propagation::editor::Strategy;
 use serde_json::Value;
 use std::sync::RwLock;
@@ -34,7 +35,7 @@ impl Mode {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Settings {
     pub mode: Mode,
     pub strategy: Strategy,
@@ -52,6 +53,8 @@ pub struct Settings {
     pub communication_hints: bool,
     /// `▣ 2 MiB` after ops: their results' bytes per device.
     pub memory_hints: bool,
+    /// GB/s per mesh axis (`"*"`: the others): estimated times next to bytes.
+    pub bandwidth: Bandwidth,
 }
 
 impl Default for Settings {
@@ -66,6 +69,7 @@ impl Default for Settings {
             compact_hints: false,
             communication_hints: true,
             memory_hints: false,
+            bandwidth: Bandwidth::default(),
         }
     }
 }
@@ -101,6 +105,17 @@ impl Settings {
         }
         if let Some(b) = h["memory"].as_bool() {
             self.memory_hints = b;
+        }
+        // A map replaces the previous one; entries that are not positive numbers are
+        // left out.
+        if let Some(map) = v["cost"]["bandwidth"].as_object() {
+            let mut bw = Bandwidth::default();
+            for (axis, gbps) in map {
+                if let Some(g) = gbps.as_f64() {
+                    bw.set(axis, g);
+                }
+            }
+            self.bandwidth = bw;
         }
     }
 
@@ -157,5 +172,10 @@ mod tests {
         assert!(s.compact_hints && !s.extension_hints);
         s.apply(&json!({"propagation": {"mode": "sometimes", "strategy": 3}}));
         assert_eq!((s.mode, s.strategy), (Mode::OnSave, Strategy::OpPriority));
+        s.apply(&json!({"cost": {"bandwidth": {"x": 50, "*": 12.5, "y": "fast", "z": 0}}}));
+        assert_eq!(s.bandwidth.axes, vec![("x".to_string(), 50.0)]);
+        assert_eq!(s.bandwidth.default, Some(12.5));
+        s.apply(&json!({"cost": {"bandwidth": {}}}));
+        assert!(s.bandwidth.is_empty());
     }
 }

@@ -43,6 +43,9 @@ pub struct Hint {
     /// view leaves its hints out (on a JAX export nearly every line has one), so what
     /// remains marks where a sharding changes.
     pub follows_operand: bool,
+    /// A communication hint: the source op whose collectives it lists (the server
+    /// relabels it with the current bandwidth settings).
+    pub collectives_of: Option<u32>,
 }
 
 /// The hints of a propagated chunk, sorted by offset. `meshes` are the module's meshes
@@ -80,6 +83,7 @@ pub fn propagated(
                         label: format!("{prefix}{label}"),
                         site: Some(v.site),
                         follows_operand,
+                        collectives_of: None,
                     });
                 }
             }
@@ -92,6 +96,7 @@ pub fn propagated(
                             label: format!("{prefix}→ {label}"),
                             site: Some(v.site),
                             follows_operand: false,
+                            collectives_of: None,
                         });
                     }
                 }
@@ -131,6 +136,7 @@ pub fn written_shapes(model: &Model) -> Vec<Hint> {
             label: shape_label(&local, &elem),
             site: None,
             follows_operand: false,
+            collectives_of: None,
         });
     }
     out.sort_by_key(|h| h.offset);
@@ -265,6 +271,7 @@ fn shape_hint(
         label: shape_label(&dims, elem),
         site: Some(v.site),
         follows_operand: false,
+        collectives_of: None,
     })
 }
 
