@@ -309,8 +309,12 @@ impl LanguageServer for Server {
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
         let p = params.text_document_position_params;
         let pos = p.position;
-        let uri = p.text_document.uri;
-        self.with_analysis("textDocument/hover", &uri, move |a, c| hover::hover(a, c, pos)).await
+        let (uri, result) = (p.text_document.uri.clone(), self.prop.result(&p.text_document.uri));
+        let u = uri.clone();
+        self.with_analysis("textDocument/hover", &uri, move |a, c| {
+            hover::hover(a, c, &u, result.as_deref(), pos)
+        })
+        .await
     }
 
     async fn goto_definition(
