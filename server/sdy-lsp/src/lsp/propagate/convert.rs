@@ -4,15 +4,15 @@
 use super::{DocResult, RunOutcome};
 use crate::lsp::analysis::Analyzed;
 use crate::lsp::capabilities::ClientConfig;
-use crate::lsp::diagnostics::SOURCE;
-use crate::lsp::position::Text;
-use sdy_analysis::diag::{Origin, Severity};
+use crate::lsp::diagnostics::{self, SOURCE};
+use sdy_analysis::diag::{DiagnosticCode, Origin, Severity};
+use sdy_analysis::explain::why_not::io_notes;
 use sdy_analysis::propagation::editor::Strategy;
 use sdy_syntax::Span;
 use serde_json::{json, Value};
-use tower_lsp::lsp_types::{
-    Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, NumberOrString, Url,
-};
+use tower_lsp::lsp_types::{Diagnostic, DiagnosticSeverity, Url};
+
+const INFORMATION: DiagnosticSeverity = DiagnosticSeverity::INFORMATION;
 
 /// The propagation diagnostics of an analysed revision (fresh chunks only): the
 /// function arguments and results that end up replicated (information), an export
@@ -20,73 +20,45 @@ use tower_lsp::lsp_types::{
 pub fn diagnostics(result: &DocResult, a: &Analyzed, config: &ClientConfig) -> Vec<Diagnostic> {
     let text = a.text(config.encoding);
     let mut out = Vec::new();
+    // No `codeDescription`: these codes are the editor's, not Shardy's.
+    let mut push = |span: Span, severity, code: DiagnosticCode, message| {
+        out.push(Diagnostic {
+            range: text.range(span),
+            severity: Some(severity),
+            code: Some(diagnostics::code(code)),
+            source: Some(SOURCE.to_string()),
+            message,
+            ..Default::default()
+        })
+    };
     for (i, c) in a.chunks.iter().enumerate() {
         let Some((run, true)) = result.run_for(a, i) else { continue };
         let base = c.span.start;
         if let Some((at, message)) = run.cost.as_ref().and_then(|c| c.failure.as_ref()) {
-            let span = Span::new(*at, *at).shift(base);
             let message = format!("the cost view's export failed: {message}");
-            out.push(diagnostic(
-                &text,
-                span,
-                DiagnosticSeverity::INFORMATION,
-                "cost",
+            push(
+                Span::new(*at, *at).shift(base),
+                INFORMATION,
+                DiagnosticCode::CostExportFailed,
                 message,
-                None,
-            ));
+            );
         }
         let line_of = |o: u32| Some(text.position(o + base).line + 1);
-        let notes = sdy_analysis::explain::why_not::io_notes(
-            &run.analysis.model,
-            &run.src,
-            &run.prop,
-            &line_of,
-        );
-        for (span, message) in notes {
-            out.push(diagnostic(
-                &text,
-                span.shift(base),
-                DiagnosticSeverity::INFORMATION,
-                "replicated",
-                message,
-                None,
-            ));
+        for (span, message) in io_notes(&run.analysis.model, &run.src, &run.prop, &line_of) {
+            push(span.shift(base), INFORMATION, DiagnosticCode::Replicated, message);
         }
         for d in run.prop.diagnostics.iter().filter(|d| d.origin == Origin::Pass) {
-            let (severity, code) = match d.severity {
-                Severity::Error => (DiagnosticSeverity::WARNING, PROPAGATION_FAILED),
-                _ => (DiagnosticSeverity::INFORMATION, d.code.as_str()),
+            let (severity, code, message) = match d.severity {
+                Severity::Error => {
+                    let message = format!("propagation failed: {}", d.message);
+                    (DiagnosticSeverity::WARNING, DiagnosticCode::PropagationFailed, message)
+                }
+                _ => (INFORMATION, d.code, d.message.clone()),
             };
-            let message = if d.severity == Severity::Error {
-                format!("propagation failed: {}", d.message)
-            } else {
-                d.message.clone()
-            };
-            out.push(diagnostic(&text, d.focus.shift(base), severity, code, message, None));
+            push(d.focus.shift(base), severity, code, message);
         }
     }
     out
-}
-
-const PROPAGATION_FAILED: &str = sdy_analysis::diag::DiagnosticCode::PropagationFailed.as_str();
-
-fn diagnostic(
-    text: &Text<'_>,
-    span: Span,
-    severity: DiagnosticSeverity,
-    code: &str,
-    message: String,
-    related: Option<Vec<DiagnosticRelatedInformation>>,
-) -> Diagnostic {
-    Diagnostic {
-        range: text.range(span),
-        severity: Some(severity),
-        code: Some(NumberOrString::String(code.to_string())),
-        source: Some(SOURCE.to_string()),
-        message,
-        related_information: related,
-        ..Default::default()
-    }
 }
 
 /// `sdy.propagate` / `sdy.showPropagatedModule` arguments: `[{uri, strategy?}]`.
