@@ -78,6 +78,8 @@ fn every_code_appears_in_a_fixture() {
     let elsewhere = [
         DiagnosticCode::Reshard,
         DiagnosticCode::PropagationFailed,
+        DiagnosticCode::Replicated,
+        DiagnosticCode::CostExportFailed,
         DiagnosticCode::Verifier,
         DiagnosticCode::VerifyAfterPass,
     ];

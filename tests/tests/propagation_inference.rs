@@ -2,8 +2,9 @@
 //! sharding of each value, where each axis comes from (source, hops, priority) and the
 //! axes conflicts kept away.
 
-use sdy_analysis::propagation::inference::{infer, InferOptions, Site, Source, ValueReport};
-use sdy_analysis::propagation::{Level, StrategyOption};
+use sdy_analysis::propagation::editor::Site;
+use sdy_analysis::propagation::inference::{infer, InferOptions, Source, ValueReport};
+use sdy_analysis::propagation::{Strategy, StrategyOption};
 
 fn run(src: &str, opts: InferOptions) -> Vec<ValueReport> {
     let chunk = &sdy_analysis::parse_chunks(src, false)[0];
@@ -13,10 +14,12 @@ fn run(src: &str, opts: InferOptions) -> Vec<ValueReport> {
     inf.values
 }
 
-fn result_of<'a>(values: &'a [ValueReport], name: &str) -> &'a ValueReport {
+/// The result of the op whose line (in `src`) names `name`.
+fn result_of<'a>(values: &'a [ValueReport], src: &str, name: &str) -> &'a ValueReport {
+    let line = |op: u32| src[op as usize..].lines().next().unwrap_or("").contains(name);
     values
         .iter()
-        .find(|v| matches!(&v.site, Site::OpResult { op_name, .. } if op_name == name))
+        .find(|v| matches!(v.site, Site::OpResult { op, .. } if line(op)))
         .unwrap_or_else(|| panic!("no {name}"))
 }
 
@@ -35,7 +38,7 @@ func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a
 }
 "#;
     let values = run(src, InferOptions::default());
-    let dot = result_of(&values, "stablehlo.dot_general");
+    let dot = result_of(&values, src, "stablehlo.dot_general");
     assert_eq!(axes(dot), r#"<@mesh, [{"a", ?}, {"b", ?}]>"#);
     let a = dot.axes.iter().find(|o| o.axis.name == "a").unwrap();
     assert_eq!(a.source, Source::FuncArg { func: "main".into(), index: 0 });
@@ -48,7 +51,7 @@ func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a
     let first = b.hops.first().expect("a hop");
     assert_eq!((first.from.result, first.from.index), (false, 1));
     // The function result gets the dot's sharding from the return.
-    let ret = values.iter().find(|v| matches!(v.site, Site::FuncResult { .. })).unwrap();
+    let ret = values.iter().find(|v| matches!(v.site, Site::Result { .. })).unwrap();
     assert!(ret.written.is_none());
     assert_eq!(axes(ret), r#"<@mesh, [{"a", ?}, {"b", ?}]>"#);
 }
@@ -62,10 +65,13 @@ func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a
   return %0 : tensor<8x8xf32>
 }
 "#;
-    let opts =
-        InferOptions { level: Level::Basic, strategy: StrategyOption::Basic, conservative: false };
+    let opts = InferOptions {
+        level: Strategy::Basic,
+        strategy: StrategyOption::Basic,
+        conservative: false,
+    };
     let values = run(src, opts);
-    let add = result_of(&values, "stablehlo.add");
+    let add = result_of(&values, src, "stablehlo.add");
     assert!(add.inferred.is_none(), "basic propagation gives nothing on a conflict");
     let c = &add.conflicts[0];
     assert_eq!(c.op_name, "stablehlo.add");
@@ -82,7 +88,7 @@ func.func @main(%arg0: tensor<8x256xf32> {sdy.sharding = #sdy.sharding<@mesh, [{
 }
 "#;
     let values = run(src, InferOptions::default());
-    let dot = result_of(&values, "stablehlo.dot_general");
+    let dot = result_of(&values, src, "stablehlo.dot_general");
     assert_eq!(axes(dot), r#"<@mesh, [{"a", ?}, {?}]>"#);
     assert!(dot.axes.iter().all(|o| o.source == Source::FuncArg { func: "main".into(), index: 0 }));
     let c = dot.conflicts.iter().find(|c| c.op_name == "stablehlo.dot_general").unwrap();
@@ -102,7 +108,7 @@ func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a
 }
 "#;
     let values = run(src, InferOptions::default());
-    let add = result_of(&values, "stablehlo.add");
+    let add = result_of(&values, src, "stablehlo.add");
     assert_eq!(axes(add), r#"<@mesh, [{"a", ?}, {"c", ?}]>"#);
     let a = add.axes.iter().find(|o| o.axis.name == "a").unwrap();
     assert_eq!(a.priority, 1);
@@ -124,7 +130,7 @@ func.func @main(%arg0: tensor<16x8xf32>) -> tensor<16x8xf32> {
 }
 "#;
     let values = run(src, InferOptions::default());
-    let arg = values.iter().find(|v| matches!(v.site, Site::FuncArg { index: 0, .. })).unwrap();
+    let arg = values.iter().find(|v| matches!(v.site, Site::Arg { index: 0, .. })).unwrap();
     assert_eq!(axes(arg), r#"<@mesh, [{"b", "a", ?}, {?}]>"#);
     let a = arg.axes.iter().find(|o| o.axis.name == "a").unwrap();
     assert!(matches!(a.source, Source::OpSharding { op: Some(_), index: 0 }));

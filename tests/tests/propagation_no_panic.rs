@@ -13,7 +13,7 @@
 use sdy_analysis::diag::Severity;
 use sdy_analysis::passes::{parse_pass_flag, Pipeline, Session};
 use sdy_analysis::propagation::inference::{infer, InferOptions};
-use sdy_analysis::propagation::{Level, StrategyOption};
+use sdy_analysis::propagation::{Strategy, StrategyOption};
 use sdy_tests::program_fuzz::{mutate, run_or_dump, seeds};
 use sdy_tests::Rng;
 use std::time::Instant;
@@ -46,8 +46,8 @@ fn propagate_everything(text: &str) {
             }
         }
         for (level, strategy) in [
-            (Level::Basic, StrategyOption::Basic),
-            (Level::UserPriority, StrategyOption::Aggressive),
+            (Strategy::Basic, StrategyOption::Basic),
+            (Strategy::UserPriority, StrategyOption::Aggressive),
         ] {
             let opts = InferOptions { level, strategy, conservative: false };
             let _ = infer(text, &chunk, &a.model, &opts);

@@ -95,6 +95,10 @@ codes! {
     Reshard = "reshard",
     /// Editor: propagation could not run (the LSP layer's `"propagation-failed"`).
     PropagationFailed = "propagation-failed",
+    /// Editor: a function argument or result propagation leaves replicated.
+    Replicated = "replicated",
+    /// Editor: the cost view's export of the propagated module failed.
+    CostExportFailed = "cost",
 }
 
 const DIALECT: &str = "https://openxla.org/shardy/sdy_dialect";

@@ -4,6 +4,7 @@
 
 pub mod completion;
 pub mod fixes;
+pub mod hover;
 pub mod references;
 pub mod strings;
 pub mod symbols;

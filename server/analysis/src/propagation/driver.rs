@@ -5,7 +5,7 @@
 //! groups in sync, and the main function's results.
 
 use super::control::{Control, Flow, RunToEnd};
-use super::factor::{propagate_aggressive, propagate_basic, Direction, Strategy};
+use super::factor::{propagate_aggressive, propagate_basic, Direction, FactorPropagation};
 use super::graph::*;
 use super::ops::{
     identity_rule, is_elementwise_op, op_purity, purity, rule_from_print, tensor_type,
@@ -121,7 +121,7 @@ pub struct Driver<'a> {
 /// and the shardings (as stamps). A visit reading the same (same op, so same rule and
 /// mesh) would compute the same nothing, so it is skipped.
 struct Quiet {
-    strategy: Strategy,
+    strategy: FactorPropagation,
     dirs: SmallVec<[Direction; 8]>,
     stamps: SmallVec<[Stamp; 4]>,
     /// Every factor had the same axes in all its tensors: no strategy and no direction
@@ -134,7 +134,7 @@ struct Quiet {
 type Stamp = (Option<OpIdx>, u32);
 
 impl Quiet {
-    fn matches(&self, strategy: Strategy, dirs: &[Direction], stamps: &[Stamp]) -> bool {
+    fn matches(&self, strategy: FactorPropagation, dirs: &[Direction], stamps: &[Stamp]) -> bool {
         self.stamps[..] == *stamps
             && (self.converged || (self.strategy == strategy && self.dirs[..] == *dirs))
     }
@@ -580,11 +580,11 @@ impl<'a> Driver<'a> {
 
     /// One run of the driver with factor strategy `strategy` (Shardy's
     /// `BasicPropagationPassImpl::propagate`).
-    pub fn propagate(&mut self, strategy: Strategy, dir: DirFn) {
+    pub fn propagate(&mut self, strategy: FactorPropagation, dir: DirFn) {
         if self.stopped {
             return;
         }
-        self.phase.aggressive = strategy == Strategy::Aggressive;
+        self.phase.aggressive = strategy == FactorPropagation::Aggressive;
         self.phase.op_level = match dir {
             DirFn::OpPriority(p) => Some(p),
             DirFn::Any => None,
@@ -623,7 +623,7 @@ impl<'a> Driver<'a> {
         }
     }
 
-    fn visit(&mut self, op: OpIdx, strategy: Strategy, dir: DirFn) {
+    fn visit(&mut self, op: OpIdx, strategy: FactorPropagation, dir: DirFn) {
         // The kind of op, without copying its name on every visit.
         let name = match self.g.nodes[op].name.as_str() {
             n @ ("sdy.propagation_barrier" | "sdy.data_flow_edge" | "sdy.func_data_flow_edge") => n,
@@ -753,7 +753,7 @@ impl<'a> Driver<'a> {
 
     /// `propagateFuncResults`: between each returned value and the function's result
     /// attribute, identity rule, both directions, no worklist notifications.
-    pub fn propagate_func_results(&mut self, func: OpIdx, strategy: Strategy) {
+    pub fn propagate_func_results(&mut self, func: OpIdx, strategy: FactorPropagation) {
         let Some(t) = self.g.terminator(func, 0) else { return };
         let operands = self.g.nodes[t].operands.clone();
         for (i, v) in operands.into_iter().enumerate() {
@@ -908,7 +908,7 @@ impl<'a> Driver<'a> {
         results: &[Slot],
         rule: &OpShardingRule,
         dir: DirMode,
-        strategy: Strategy,
+        strategy: FactorPropagation,
         conservative: bool,
         notify: bool,
     ) -> bool {
@@ -987,10 +987,10 @@ impl<'a> Driver<'a> {
             };
             let dir_of = |f: usize| dirs[f];
             let up = match strategy {
-                Strategy::Basic => {
+                FactorPropagation::Basic => {
                     propagate_basic(&mut proj, &dir_of, &rule.factor_sizes, mesh, conservative)
                 }
-                Strategy::Aggressive => propagate_aggressive(
+                FactorPropagation::Aggressive => propagate_aggressive(
                     &mut proj,
                     &dir_of,
                     &rule.factor_sizes,

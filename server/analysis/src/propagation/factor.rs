@@ -50,7 +50,7 @@ impl Direction {
 
 /// The factor propagation strategy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Strategy {
+pub enum FactorPropagation {
     Basic,
     Aggressive,
 }

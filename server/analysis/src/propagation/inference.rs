@@ -12,12 +12,13 @@
 use super::axis::{self, list_prefix_status, PrefixStatus};
 use super::control::{Control, RunToEnd};
 use super::driver::{Failure, Phase, Warning};
+use super::editor::Site;
 use super::graph::*;
 pub use super::hops::{Hop, Hops};
 use super::origins::{source_map, Node};
 use super::projection::Projection;
 use super::trace::{Step, Tracer};
-use super::{constraints, edges, run_strategy_traced, Level, Options, StrategyOption};
+use super::{constraints, edges, run_strategy_traced, Options, Strategy, StrategyOption};
 use crate::model::Model;
 use crate::print::ir::{Module, ValueId};
 use crate::print::sdy::{factor_symbol, AxisRef, TensorSharding};
@@ -135,26 +136,7 @@ pub enum BlockCause {
     Priority { priority: i64, round: i64 },
 }
 
-/// Where a value is.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Site {
-    FuncArg {
-        func: String,
-        index: usize,
-    },
-    FuncResult {
-        func: String,
-        index: usize,
-    },
-    /// Result `index` of the op starting at `op` (absolute offset).
-    OpResult {
-        op: Option<u32>,
-        op_name: String,
-        index: usize,
-    },
-}
-
-/// Everything known about one value.
+/// Everything known about one value (of the source: ops a pass made are not reported).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ValueReport {
     pub site: Site,
@@ -180,7 +162,7 @@ pub struct Inference {
 /// Which propagation to explain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InferOptions {
-    pub level: Level,
+    pub level: Strategy,
     pub strategy: StrategyOption,
     pub conservative: bool,
 }
@@ -188,7 +170,7 @@ pub struct InferOptions {
 impl Default for InferOptions {
     fn default() -> Self {
         InferOptions {
-            level: Level::UserPriority,
+            level: Strategy::UserPriority,
             strategy: StrategyOption::Aggressive,
             conservative: false,
         }
@@ -942,16 +924,16 @@ fn sites(m: &Module) -> Vec<(Site, ValueId, Option<TensorSharding>)> {
     let mut out = Vec::new();
     for i in g.pre_order() {
         let n = &g.nodes[i];
+        let Some(at) = n.origin else { continue };
         if n.name == "func.func" {
-            let Some(f) = g.op(m, i).func() else { continue };
             let args = n.args.first().and_then(|r| r.first()).cloned().unwrap_or_default();
             for (k, &a) in args.iter().enumerate() {
-                out.push((Site::FuncArg { func: f.sym.clone(), index: k }, a, g.sharding(m, a)));
+                out.push((Site::Arg { func: at, index: k }, a, g.sharding(m, a)));
             }
             if let Some(t) = g.terminator(i, 0) {
                 for (k, &v) in g.nodes[t].operands.iter().enumerate() {
                     out.push((
-                        Site::FuncResult { func: f.sym.clone(), index: k },
+                        Site::Result { func: at, index: k },
                         v,
                         g.func_result_sharding(m, i, k),
                     ));
@@ -960,11 +942,7 @@ fn sites(m: &Module) -> Vec<(Site, ValueId, Option<TensorSharding>)> {
             continue;
         }
         for (k, &r) in n.results.iter().enumerate() {
-            out.push((
-                Site::OpResult { op: n.origin, op_name: n.name.to_string(), index: k },
-                r,
-                g.sharding(m, r),
-            ));
+            out.push((Site::OpResult { op: at, index: k }, r, g.sharding(m, r)));
         }
     }
     out

@@ -36,15 +36,56 @@ pub mod trace;
 use crate::model::Model;
 use crate::print::ir::Module;
 use driver::{DirFn, Driver, Failure, Warning};
-use factor::Strategy;
+use factor::FactorPropagation;
 
-/// Which strategy pass.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Level {
+/// Which strategy pass runs (the editor's `propagation.strategy` setting); in
+/// [`Options`], `Pipeline` stands for its propagation, `UserPriority`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Strategy {
+    /// `-sdy-propagation-pipeline`: import passes, user-priority propagation, export.
+    #[default]
+    Pipeline,
     Basic,
     Aggressive,
     OpPriority,
     UserPriority,
+}
+
+impl Strategy {
+    pub const ALL: [Strategy; 5] = [
+        Strategy::Pipeline,
+        Strategy::Basic,
+        Strategy::Aggressive,
+        Strategy::OpPriority,
+        Strategy::UserPriority,
+    ];
+
+    /// The setting's spelling (`pipeline`, `basic`, `aggressive`, `op-priority`,
+    /// `user-priority`).
+    pub fn parse(s: &str) -> Option<Strategy> {
+        Strategy::ALL.into_iter().find(|x| x.name() == s)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Pipeline => "pipeline",
+            Strategy::Basic => "basic",
+            Strategy::Aggressive => "aggressive",
+            Strategy::OpPriority => "op-priority",
+            Strategy::UserPriority => "user-priority",
+        }
+    }
+
+    /// The `opt` pass flag (without the dash).
+    pub fn flag(self) -> &'static str {
+        match self {
+            Strategy::Pipeline => "sdy-propagation-pipeline",
+            Strategy::Basic => "sdy-basic-propagate",
+            Strategy::Aggressive => "sdy-aggressive-propagate",
+            Strategy::OpPriority => "sdy-op-priority-propagate",
+            Strategy::UserPriority => "sdy-user-priority-propagate",
+        }
+    }
 }
 
 /// `propagation-strategy`.
@@ -58,7 +99,7 @@ pub enum StrategyOption {
 /// The options of the strategy passes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
-    pub level: Level,
+    pub level: Strategy,
     pub keep_sharding_rules: bool,
     pub conservative: bool,
     pub debug_sharding_origins: bool,
@@ -68,7 +109,7 @@ pub struct Options {
 }
 
 impl Options {
-    pub fn new(level: Level) -> Options {
+    pub fn new(level: Strategy) -> Options {
         Options {
             level,
             keep_sharding_rules: false,
@@ -91,10 +132,12 @@ pub struct Outcome {
 }
 
 fn run_aggressive(d: &mut Driver<'_>, opts: &Options, dir: DirFn) {
-    let strategies: &[Strategy] = match opts.strategy {
-        StrategyOption::Aggressive => &[Strategy::Aggressive],
-        StrategyOption::Basic => &[Strategy::Basic],
-        StrategyOption::BasicThenAggressive => &[Strategy::Basic, Strategy::Aggressive],
+    let strategies: &[FactorPropagation] = match opts.strategy {
+        StrategyOption::Aggressive => &[FactorPropagation::Aggressive],
+        StrategyOption::Basic => &[FactorPropagation::Basic],
+        StrategyOption::BasicThenAggressive => {
+            &[FactorPropagation::Basic, FactorPropagation::Aggressive]
+        }
     };
     for &s in strategies {
         d.propagate(s, dir);
@@ -115,10 +158,10 @@ fn run_op_priority(d: &mut Driver<'_>, opts: &Options) {
 /// and the sharding group sync).
 pub fn propagate_with(d: &mut Driver<'_>, opts: &Options) {
     match opts.level {
-        Level::Basic => d.propagate(Strategy::Basic, DirFn::Any),
-        Level::Aggressive => run_aggressive(d, opts, DirFn::Any),
-        Level::OpPriority => run_op_priority(d, opts),
-        Level::UserPriority => {
+        Strategy::Basic => d.propagate(FactorPropagation::Basic, DirFn::Any),
+        Strategy::Aggressive => run_aggressive(d, opts, DirFn::Any),
+        Strategy::OpPriority => run_op_priority(d, opts),
+        Strategy::UserPriority | Strategy::Pipeline => {
             let refs = priority::initialize(d);
             d.phase.user_priority = 0;
             run_op_priority(d, opts);

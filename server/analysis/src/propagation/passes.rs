@@ -1,9 +1,9 @@
 //! The `opt` passes of this module, behind `crate::passes::PASSES`.
 
-use super::{run_strategy, Level, Options, StrategyOption};
+use super::{run_strategy, Options, Strategy, StrategyOption};
 use crate::pass::{Pass, PassContext, PassFailed, PassOptions};
 
-fn strategy_options(level: Level, o: &PassOptions) -> Options {
+fn strategy_options(level: Strategy, o: &PassOptions) -> Options {
     let mut opts = Options::new(level);
     opts.keep_sharding_rules = o.bool("keep-sharding-rules");
     opts.conservative = o.bool("conservative-propagation");
@@ -55,24 +55,27 @@ impl Pass for StrategyPass {
 }
 
 pub fn create_basic(o: &PassOptions) -> Box<dyn Pass> {
-    Box::new(StrategyPass { flag: "sdy-basic-propagate", opts: strategy_options(Level::Basic, o) })
+    Box::new(StrategyPass {
+        flag: "sdy-basic-propagate",
+        opts: strategy_options(Strategy::Basic, o),
+    })
 }
 pub fn create_aggressive(o: &PassOptions) -> Box<dyn Pass> {
     Box::new(StrategyPass {
         flag: "sdy-aggressive-propagate",
-        opts: strategy_options(Level::Aggressive, o),
+        opts: strategy_options(Strategy::Aggressive, o),
     })
 }
 pub fn create_op_priority(o: &PassOptions) -> Box<dyn Pass> {
     Box::new(StrategyPass {
         flag: "sdy-op-priority-propagate",
-        opts: strategy_options(Level::OpPriority, o),
+        opts: strategy_options(Strategy::OpPriority, o),
     })
 }
 pub fn create_user_priority(o: &PassOptions) -> Box<dyn Pass> {
     Box::new(StrategyPass {
         flag: "sdy-user-priority-propagate",
-        opts: strategy_options(Level::UserPriority, o),
+        opts: strategy_options(Strategy::UserPriority, o),
     })
 }
 

@@ -2,15 +2,18 @@
 //! position means (1-based line, 1-based byte column, as MLIR prints locations), also
 //! inside `xla.sdy.*` and `mhlo.sharding` strings.
 //!
-//! It prints exactly the language server's hover at that position: the chunk is
-//! analysed as the server analyses it and the same hover providers answer. Plain text
-//! by default (what a client without Markdown gets), the Markdown itself with
-//! `--markdown`. Exit status 1 if there is nothing to explain.
+//! It prints exactly the language server's hover at that position (without a
+//! propagation run): the chunk is analysed on its own, as the server analyses it, and
+//! the analysis core's hover (`sdy_analysis::ide::hover`) answers. Plain text by default
+//! (what a client without Markdown gets), the Markdown itself with `--markdown`. Exit
+//! status 1 if there is nothing to explain.
 
-use ropey::Rope;
 use sdy_analysis::diag::LineIndex;
-use sdy_lsp::lsp::analysis::ChunkResult;
-use sdy_lsp::lsp::hover;
+use sdy_analysis::ide::hover::{self, Snapshot};
+use sdy_analysis::ide::strings::Scope;
+use sdy_analysis::query::Index;
+use sdy_syntax::tree::Chunk;
+use sdy_syntax::Span;
 use std::process::ExitCode;
 
 pub const USAGE: &str =
@@ -54,7 +57,7 @@ pub fn run(args: &[String]) -> ExitCode {
     match explain(&text, split, offset) {
         Some(md) if markdown => super::out::print_then(&md, ExitCode::SUCCESS),
         Some(md) => {
-            let mut plain = hover::plain(&md);
+            let mut plain = sdy_analysis::explain::plain::to_plain(&md);
             if !plain.ends_with('\n') {
                 plain.push('\n');
             }
@@ -73,8 +76,13 @@ pub fn explain(text: &str, split: bool, offset: u32) -> Option<String> {
     let chunk = sdy_analysis::parse_chunks(text, split)
         .into_iter()
         .find(|c| c.span.start <= offset && offset <= c.span.end)?;
-    let result = ChunkResult::compute(&Rope::from_str(text), &chunk, false);
-    hover::answer(&result, offset - chunk.span.start).map(|h| h.markdown)
+    let chunk_start = chunk.span.start;
+    let src = chunk.span.text(text);
+    let chunk = Chunk { span: Span::new(0, chunk.span.len()), top: chunk.top };
+    let analysis = sdy_analysis::analyze_chunk(src, &chunk);
+    let (model, index) = (&analysis.model, Index::new(&analysis.model));
+    let snapshot = Snapshot { scope: Scope::new(model, src, 0, &chunk.top), index: &index };
+    hover::hover(&snapshot, offset - chunk_start, None).map(|h| h.markdown)
 }
 
 /// `FILE:LINE:COL` (the file name may itself contain `:`).

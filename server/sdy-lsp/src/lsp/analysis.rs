@@ -15,7 +15,8 @@
 
 use super::position::{LineIndex, PositionEncoding, Text};
 use ropey::Rope;
-use sdy_analysis::ide::strings::sites;
+use sdy_analysis::ide::hover::Snapshot;
+use sdy_analysis::ide::strings::{sites, Scope};
 use sdy_analysis::incremental::{Garbage, UpdateStats};
 use sdy_analysis::query;
 use sdy_analysis::ChunkAnalysis;
@@ -57,34 +58,32 @@ impl ChunkResult {
 
     /// Analyses `chunk`, whose text is `src`.
     pub fn with_text(src: String, chunk: &Chunk, test_hooks: bool) -> ChunkResult {
-        if test_hooks && src.contains(TEST_PANIC_MARKER) {
-            panic!("analysis panic requested by the test marker");
-        }
-        let analysis = sdy_analysis::analyze_chunk_incremental(&src, &relative(chunk));
-        ChunkResult {
-            src: Arc::new(src),
-            analysis,
-            index: OnceLock::new(),
-            module: OnceLock::new(),
-            origin: None,
-        }
+        ChunkResult::analyzed(src, chunk, test_hooks, sdy_analysis::analyze_chunk_incremental)
     }
 
     /// [`ChunkResult::with_text`] without what updates need, for the first diagnostics
     /// of a chunk sooner: [`ChunkResult::keep_state`] must follow before the result is
     /// used for anything else (until then it has no tree: [`ChunkResult::top`] is empty).
     pub fn quick(src: String, chunk: &Chunk, test_hooks: bool) -> ChunkResult {
+        ChunkResult::analyzed(src, chunk, test_hooks, sdy_analysis::analyze_chunk)
+    }
+
+    fn analyzed(
+        src: String,
+        chunk: &Chunk,
+        test_hooks: bool,
+        analyze: fn(&str, &Chunk) -> ChunkAnalysis,
+    ) -> ChunkResult {
         if test_hooks && src.contains(TEST_PANIC_MARKER) {
             panic!("analysis panic requested by the test marker");
         }
-        let analysis = sdy_analysis::analyze_chunk(&src, &relative(chunk));
-        ChunkResult {
-            src: Arc::new(src),
-            analysis,
-            index: OnceLock::new(),
-            module: OnceLock::new(),
-            origin: None,
-        }
+        let analysis = analyze(&src, &relative(chunk));
+        ChunkResult::new(src, analysis, None)
+    }
+
+    fn new(src: String, analysis: ChunkAnalysis, origin: Option<(Rope, Span)>) -> ChunkResult {
+        let (index, module) = (OnceLock::new(), OnceLock::new());
+        ChunkResult { src: Arc::new(src), analysis, index, module, origin }
     }
 
     /// Gives a [`ChunkResult::quick`] result of `chunk` what updates need.
@@ -153,14 +152,7 @@ impl ChunkResult {
         // The analysis keeps the tree (the identity of the analysed text).
         let (mut analysis, stats) = analysis.update_owned(&src, relative);
         let garbage = analysis.take_garbage();
-        let result = ChunkResult {
-            src: Arc::new(src),
-            analysis,
-            index: OnceLock::new(),
-            module: OnceLock::new(),
-            origin: Some((rope.clone(), span)),
-        };
-        (result, stats, garbage)
+        (ChunkResult::new(src, analysis, Some((rope.clone(), span))), stats, garbage)
     }
 
     /// Whether this result can serve as the base for `chunk`'s: it shares a statement at
@@ -187,6 +179,13 @@ impl ChunkResult {
     /// The position index of the model.
     pub fn index(&self) -> &query::Index {
         self.index.get_or_init(|| query::Index::new(&self.analysis.model))
+    }
+
+    /// The chunk as the analysis core's editor features see it.
+    pub fn snapshot(&self) -> Snapshot<'_> {
+        // The chunk's `module` is found once, not per request.
+        let scope = Scope { model: &self.analysis.model, src: &self.src, module: self.module() };
+        Snapshot { scope, index: self.index() }
     }
 
     /// The chunk's explicit `module` op and its chunk-relative start

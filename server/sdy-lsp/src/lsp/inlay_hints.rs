@@ -27,8 +27,7 @@ use sdy_analysis::propagation::editor::Site;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use tower_lsp::lsp_types::{
-    InlayHint, InlayHintKind, InlayHintLabel, InlayHintTooltip, MarkupContent, MarkupKind, Range,
-    Url,
+    InlayHint, InlayHintKind, InlayHintLabel, InlayHintTooltip, Range, Url,
 };
 
 /// The label suffix of hints from a run older than the chunk's text.
@@ -178,11 +177,7 @@ pub fn resolve(
     let Some(markdown) = explanation(a, config, &uri, i as usize, run, fresh, site) else {
         return hint;
     };
-    hint.tooltip = Some(InlayHintTooltip::MarkupContent(if config.markdown {
-        MarkupContent { kind: MarkupKind::Markdown, value: markdown }
-    } else {
-        MarkupContent { kind: MarkupKind::PlainText, value: super::hover::plain(&markdown) }
-    }));
+    hint.tooltip = Some(InlayHintTooltip::MarkupContent(super::hover::markup(config, markdown)));
     hint
 }
 

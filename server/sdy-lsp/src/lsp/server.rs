@@ -310,8 +310,12 @@ impl LanguageServer for Server {
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
         let p = params.text_document_position_params;
         let pos = p.position;
-        let uri = p.text_document.uri;
-        self.with_analysis("textDocument/hover", &uri, move |a, c| hover::hover(a, c, pos)).await
+        let (uri, result) = (p.text_document.uri.clone(), self.prop.result(&p.text_document.uri));
+        let (u, bandwidth) = (uri.clone(), self.prop.settings.get().bandwidth);
+        self.with_analysis("textDocument/hover", &uri, move |a, c| {
+            hover::hover(a, c, &u, result.as_deref(), &bandwidth, pos)
+        })
+        .await
     }
 
     async fn goto_definition(

@@ -1,6 +1,6 @@
 //! Attribute parsing: builtin attributes generically, sdy attributes structurally.
 
-use super::Parser;
+use super::{messages as msg, Parser};
 use crate::lexer::TokenKind;
 use crate::sdy::SdyAttr;
 use crate::tree::{Attr, AttrDict, AttrKind, NamedAttr};
@@ -144,7 +144,7 @@ impl Parser<'_> {
             TokenKind::HashId => return self.parse_hash_attr(),
             TokenKind::UnterminatedString => {
                 let span = self.rel(start);
-                self.error(span, "expected '\"' in string literal");
+                self.error(span, msg::UNTERMINATED_STRING);
                 return None;
             }
             TokenKind::BareId => {

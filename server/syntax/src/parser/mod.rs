@@ -2,6 +2,7 @@
 //! be read becomes an error node, and parsing resumes at the next statement.
 
 mod attr;
+mod messages;
 mod op;
 mod recent;
 mod sdy_attr;
@@ -12,6 +13,7 @@ mod ty;
 use crate::lexer::{self, Token, TokenKind};
 use crate::span::Span;
 use crate::tree::{Child, Op, Str, SyntaxError};
+use messages as msg;
 use std::sync::Arc;
 
 pub use op::is_statement_start_kind;
@@ -385,7 +387,7 @@ impl<'s> Parser<'s> {
     }
     fn push_error(&mut self, span: Span, mut message: String, chained: bool) {
         if let Some(op) = self.custom_op {
-            message = format!("custom op '{op}' {message}");
+            message = msg::custom_op(op, message);
         }
         let chained = chained && self.in_failure;
         self.in_failure = true;
@@ -434,7 +436,7 @@ impl<'s> Parser<'s> {
         self.depth_peak = self.depth_peak.max(self.depth + 1);
         if self.depth >= MAX_DEPTH {
             let span = self.rel(self.peek());
-            self.error(span, "nesting is too deep");
+            self.error(span, msg::NESTING_TOO_DEEP);
             return false;
         }
         self.depth += 1;
@@ -579,10 +581,7 @@ pub fn parse_statement_seq(text: &str, in_region: bool) -> Option<Vec<Child>> {
         }
         out.push(p.statement(in_region)?);
     }
-    if out
-        .iter()
-        .any(|c| c.op.errors.iter().any(|e| e.message.starts_with("expected '}' to close")))
-    {
+    if out.iter().any(|c| c.op.errors.iter().any(|e| e.message.starts_with(msg::UNCLOSED_REGION))) {
         return None;
     }
     Some(out)
@@ -635,7 +634,7 @@ pub fn reparse_siblings(
                 op.len = t.end - t.start;
                 op.errors.push(SyntaxError {
                     span: Span::new(0, op.len),
-                    message: "unexpected '}' at top level".to_string(),
+                    message: msg::BRACE_AT_TOP_LEVEL.to_string(),
                     chained: false,
                 });
                 out.push(Child { offset: t.start, op: Arc::new(op) });

@@ -4,7 +4,7 @@
 //! their grammar; any other custom op goes through a generic scanner that still finds
 //! its results, operands, regions, attribute dictionary, signature and location.
 
-use super::Parser;
+use super::{messages as msg, Parser};
 use crate::lexer::TokenKind;
 use crate::sdy::SdyAttr;
 use crate::span::Span;
@@ -32,7 +32,7 @@ impl Parser<'_> {
         while !self.at_eof() {
             if self.at(TokenKind::RBrace) {
                 let t = self.bump();
-                out.push(self.error_stmt(t.start, "unexpected '}' at top level"));
+                out.push(self.error_stmt(t.start, msg::BRACE_AT_TOP_LEVEL));
                 continue;
             }
             if let Some(kids) = self.adopt_speculation() {
@@ -75,7 +75,7 @@ impl Parser<'_> {
             // No progress: make this token an error statement.
             let t = self.bump();
             let span = self.rel(t);
-            self.error(span, "expected operation name in quotes");
+            self.error(span, msg::OP_NAME_IN_QUOTES);
             op.kind = StmtKind::Error;
         }
         op.len = self.prev_end().max(start) - start;
@@ -410,7 +410,7 @@ impl Parser<'_> {
         loop {
             if self.at_eof() {
                 let span = self.rel(open);
-                self.error(span, "expected '}' to close the region");
+                self.error(span, msg::UNCLOSED_REGION);
                 break;
             }
             if self.eat(TokenKind::RBrace).is_some() {
@@ -1143,17 +1143,17 @@ impl Parser<'_> {
                 }
                 TokenKind::UnterminatedString => {
                     let span = self.rel(t);
-                    self.error(span, "expected '\"' in string literal");
+                    self.error(span, msg::UNTERMINATED_STRING);
                     return None;
                 }
                 TokenKind::Error => {
                     let span = self.rel(t);
-                    self.error(span, format!("unexpected character '{}'", self.text(t)));
+                    self.error(span, msg::unexpected_character(self.text(t)));
                     return None;
                 }
                 TokenKind::RParen | TokenKind::RBracket | TokenKind::Greater => {
                     let span = self.rel(t);
-                    self.error(span, format!("unexpected '{}'", self.text(t)));
+                    self.error(span, msg::unexpected(self.text(t)));
                     return None;
                 }
                 _ => {
@@ -1233,7 +1233,7 @@ impl Parser<'_> {
                 TokenKind::RParen | TokenKind::RBracket | TokenKind::RBrace => {
                     let t = self.peek();
                     let span = self.rel(t);
-                    self.error(span, format!("unexpected '{}'", self.text(t)));
+                    self.error(span, msg::unexpected(self.text(t)));
                     self.leave();
                     return None;
                 }

@@ -17,60 +17,10 @@
 //! cannot be resolved here and are reported as unsupported (nested
 //! `#sdy.sharding<...>` inside a per-value list is supported).
 
-use super::Parser;
+use super::{messages as msg, Parser};
 use crate::lexer::{Token, TokenKind as K};
 use crate::sdy::*;
 use crate::span::Span;
-
-// Chain lines, in the words of Shardy's generated parsers.
-const MESH_AXES: &str =
-    "failed to parse Sdy_Mesh parameter 'axes' which is to be a `::llvm::ArrayRef<MeshAxisAttr>`";
-const MESH_DEVICE_IDS: &str =
-    "failed to parse Sdy_Mesh parameter 'device_ids' which is to be a `::llvm::ArrayRef<int64_t>`";
-const MESH_AXIS_NAME: &str =
-    "failed to parse Sdy_MeshAxis parameter 'name' which is to be a `::llvm::StringRef`";
-const MESH_AXIS_SIZE: &str =
-    "failed to parse Sdy_MeshAxis parameter 'size' which is to be a `int64_t`";
-const MESH_ATTR: &str = "failed to parse MeshAttr";
-const MESH_OR_REF: &str = "expecting MeshAttr or FlatSymbolRefAttr, got: <<NULL ATTRIBUTE>>";
-const AXIS_REF_NAME: &str =
-    "failed to parse Sdy_AxisRef parameter 'name' which is to be a `::llvm::StringRef`";
-const AXIS_REF_SUB: &str =
-    "failed to parse Sdy_AxisRef parameter 'sub_axis_info' which is to be a `SubAxisInfoAttr`";
-const SUB_PRE_SIZE: &str =
-    "failed to parse Sdy_SubAxisInfo parameter 'pre_size' which is to be a `int64_t`";
-const SUB_SIZE: &str =
-    "failed to parse Sdy_SubAxisInfo parameter 'size' which is to be a `int64_t`";
-const DIM_SHARDINGS: &str = "failed to parse Sdy_TensorSharding parameter 'dim_shardings' which \
-                             is to be a `::llvm::ArrayRef<DimensionShardingAttr>`";
-const REPLICATED: &str = "failed to parse Sdy_TensorSharding parameter 'replicated_axes'";
-const UNREDUCED: &str = "failed to parse Sdy_TensorSharding parameter 'unreduced_axes'";
-const AXIS_LIST: &str =
-    "failed to parse axis list which is expected to be an `ArrayRef<AxisRefAttr>`";
-const AFTER_COMMA: &str =
-    "failed to parse Sdy_TensorSharding, expected valid named axis list after comma";
-const PER_VALUE: &str = "failed to parse Sdy_TensorShardingPerValue parameter 'shardings' which \
-                         is to be a `::llvm::ArrayRef<TensorShardingAttr>`";
-const OPERAND_MAPPINGS: &str = "failed to parse Sdy_OpShardingRule parameter 'operand_mappings' \
-                                which is to be a `::llvm::ArrayRef<TensorMappingAttr>`";
-const RESULT_MAPPINGS: &str = "failed to parse Sdy_OpShardingRule parameter 'result_mappings' \
-                               which is to be a `::llvm::ArrayRef<TensorMappingAttr>`";
-const DIM_MAPPINGS: &str = "failed to parse Sdy_TensorMapping parameter 'dim_mappings' which is \
-                            to be a `::llvm::ArrayRef<DimMappingAttr>`";
-const MANUAL_AXES: &str = "failed to parse Sdy_ManualAxes parameter 'value' which is to be a \
-                           `::llvm::ArrayRef<StringAttr>`";
-const AXIS_REF_LIST: &str = "failed to parse Sdy_AxisRefList parameter 'value' which is to be a \
-                             `::llvm::ArrayRef<AxisRefAttr>`";
-const LIST_OF_AXIS_REF_LISTS: &str = "failed to parse Sdy_ListOfAxisRefLists parameter 'value' \
-                                      which is to be a `::llvm::ArrayRef<AxisRefListAttr>`";
-const A2A_AXES: &str = "failed to parse Sdy_AllToAllParamAttr parameter 'axes' which is to be a \
-                        `::llvm::ArrayRef<AxisRefAttr>`";
-const A2A_SRC: &str =
-    "failed to parse Sdy_AllToAllParamAttr parameter 'src_dim' which is to be a `int64_t`";
-const A2A_TGT: &str =
-    "failed to parse Sdy_AllToAllParamAttr parameter 'tgt_dim' which is to be a `int64_t`";
-const A2A_LIST: &str = "failed to parse Sdy_AllToAllParamList parameter 'value' which is to be a \
-                        `::llvm::ArrayRef<AllToAllParamAttr>`";
 
 /// Index of the factor `z`; `z_<n>` is `n + 17`.
 const START_AT_Z: i64 = 17;
@@ -86,7 +36,7 @@ impl Parser<'_> {
         let mut axes = Vec::new();
         if self.eat(K::RBracket).is_none() {
             let Some(list) = self.sdy_list(Self::sdy_mesh_axis) else {
-                self.sdy_chain(MESH_AXES);
+                self.sdy_chain(msg::MESH_AXES);
                 return None;
             };
             axes = list;
@@ -96,13 +46,13 @@ impl Parser<'_> {
         if self.eat(K::Comma).is_some() {
             let kw = self.peek();
             if self.eat_keyword("device_ids").is_none() {
-                self.sdy_error_here("expected 'device_ids'");
+                self.sdy_error_here(msg::EXPECTED_DEVICE_IDS);
                 return None;
             }
             self.sdy_punct(K::Equal, "'='")?;
             self.sdy_punct(K::LBracket, "'['")?;
             let Some(ids) = self.sdy_list(Self::sdy_int) else {
-                self.sdy_chain(MESH_DEVICE_IDS);
+                self.sdy_chain(msg::MESH_DEVICE_IDS);
                 return None;
             };
             self.sdy_punct(K::RBracket, "']'")?;
@@ -123,7 +73,7 @@ impl Parser<'_> {
         let mut dims = Vec::new();
         if self.eat(K::RBracket).is_none() {
             let Some(list) = self.sdy_list(Self::sdy_dim_sharding) else {
-                self.sdy_chain(DIM_SHARDINGS);
+                self.sdy_chain(msg::DIM_SHARDINGS);
                 return None;
             };
             dims = list;
@@ -150,7 +100,7 @@ impl Parser<'_> {
         let mut shardings = Vec::new();
         if self.eat(K::RBracket).is_none() {
             let Some(list) = self.sdy_list(Self::sdy_sharding_elem) else {
-                self.sdy_chain(PER_VALUE);
+                self.sdy_chain(msg::PER_VALUE);
                 return None;
             };
             shardings = list;
@@ -191,7 +141,7 @@ impl Parser<'_> {
             return Some(Vec::new());
         }
         let Some(axes) = self.sdy_list(Self::sdy_manual_axis) else {
-            self.sdy_chain(MANUAL_AXES);
+            self.sdy_chain(msg::MANUAL_AXES);
             return None;
         };
         self.sdy_punct(K::RBrace, "'}'")?;
@@ -213,7 +163,7 @@ impl Parser<'_> {
             p.sdy_reject_alias()?;
             p.sdy_axis_ref_list()
         }) else {
-            self.sdy_chain(LIST_OF_AXIS_REF_LISTS);
+            self.sdy_chain(msg::LIST_OF_AXIS_REF_LISTS);
             return None;
         };
         self.sdy_punct(K::RBracket, "']'")?;
@@ -227,7 +177,7 @@ impl Parser<'_> {
             return Some(Vec::new());
         }
         let Some(params) = self.sdy_list(Self::sdy_all_to_all_param) else {
-            self.sdy_chain(A2A_LIST);
+            self.sdy_chain(msg::A2A_LIST);
             return None;
         };
         self.sdy_punct(K::RBracket, "']'")?;
@@ -241,12 +191,12 @@ impl Parser<'_> {
         self.sdy_reject_alias()?;
         let name_tok = self.peek();
         let Some(name) = self.sdy_string() else {
-            self.sdy_chain(MESH_AXIS_NAME);
+            self.sdy_chain(msg::MESH_AXIS_NAME);
             return None;
         };
         self.sdy_punct(K::Equal, "'='")?;
         let Some((size, size_span)) = self.sdy_int() else {
-            self.sdy_chain(MESH_AXIS_SIZE);
+            self.sdy_chain(msg::MESH_AXIS_SIZE);
             return None;
         };
         Some(MeshAxisAst {
@@ -266,7 +216,7 @@ impl Parser<'_> {
                 None => None,
             };
             if mesh.is_none() {
-                self.sdy_chain(MESH_ATTR);
+                self.sdy_chain(msg::MESH_ATTR);
             }
             return mesh.map(MeshRefAst::Inline);
         }
@@ -279,9 +229,9 @@ impl Parser<'_> {
         // MLIR parses any attribute here, then rejects what is not a flat symbol ref.
         if self.sdy_skip_generic_attr() {
             let span = self.rel_from(t.start);
-            self.sdy_error_at(span, "invalid kind of attribute specified");
+            self.sdy_error_at(span, msg::INVALID_ATTRIBUTE_KIND);
         }
-        self.sdy_chain(MESH_OR_REF);
+        self.sdy_chain(msg::MESH_OR_REF);
         None
     }
 
@@ -333,19 +283,17 @@ impl Parser<'_> {
     fn sdy_priority(&mut self, text: &str) -> Option<i64> {
         let digits = text.get(1..).unwrap_or("");
         if text.len() < 2 || !text.starts_with('p') || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            self.sdy_error_here(format!("expecting priority in format 'p<number>', got: {text}"));
+            self.sdy_error_here(msg::priority_format(text));
             return None;
         }
         if digits.starts_with('0') && digits.len() > 1 {
-            self.sdy_error_here(format!(
-                "priorities with leading zeros are not allowed, got: {text}"
-            ));
+            self.sdy_error_here(msg::priority_leading_zeros(text));
             return None;
         }
         match digits.parse::<i64>() {
             Ok(v) => Some(v),
             Err(_) => {
-                self.sdy_error_here(format!("expecting integer priority, got: {text}"));
+                self.sdy_error_here(msg::priority_integer(text));
                 None
             }
         }
@@ -355,7 +303,7 @@ impl Parser<'_> {
     fn sdy_axis_ref(&mut self) -> Option<AxisRefAst> {
         let name_tok = self.peek();
         let Some(name) = self.sdy_string() else {
-            self.sdy_chain(AXIS_REF_NAME);
+            self.sdy_chain(msg::AXIS_REF_NAME);
             return None;
         };
         let mut sub = None;
@@ -364,12 +312,12 @@ impl Parser<'_> {
             // expected at the second.
             let second = self.sdy_second_colon();
             self.sdy_raw(second, "expected '('".into(), false, false);
-            self.sdy_raw(second, AXIS_REF_SUB.into(), true, true);
+            self.sdy_raw(second, msg::AXIS_REF_SUB.into(), true, true);
             return None;
         }
         if self.eat(K::Colon).is_some() {
             let Some(s) = self.sdy_sub_axis() else {
-                self.sdy_chain(AXIS_REF_SUB);
+                self.sdy_chain(msg::AXIS_REF_SUB);
                 return None;
             };
             sub = Some(s);
@@ -395,12 +343,12 @@ impl Parser<'_> {
         let start = self.peek().start;
         self.sdy_punct(K::LParen, "'('")?;
         let Some((pre_size, _)) = self.sdy_int() else {
-            self.sdy_chain(SUB_PRE_SIZE);
+            self.sdy_chain(msg::SUB_PRE_SIZE);
             return None;
         };
         self.sdy_punct(K::RParen, "')'")?;
         let Some((size, _)) = self.sdy_int() else {
-            self.sdy_chain(SUB_SIZE);
+            self.sdy_chain(msg::SUB_SIZE);
             return None;
         };
         Some(SubAxisAst { span: self.rel_from(start), pre_size, size })
@@ -419,7 +367,7 @@ impl Parser<'_> {
                     None => None,
                 };
                 let Some(list) = list else {
-                    self.sdy_chain(REPLICATED);
+                    self.sdy_chain(msg::REPLICATED);
                     return None;
                 };
                 replicated = Some(list);
@@ -439,12 +387,12 @@ impl Parser<'_> {
                     }
                 }
                 let Some(list) = self.sdy_braced_axis_list() else {
-                    self.sdy_chain(UNREDUCED);
+                    self.sdy_chain(msg::UNREDUCED);
                     return None;
                 };
                 unreduced = Some(UnreducedAst { span: self.rel_from(kw.start), reduction, list });
             } else {
-                self.sdy_error_here(AFTER_COMMA);
+                self.sdy_error_here(msg::AFTER_COMMA);
                 return None;
             }
         }
@@ -456,7 +404,7 @@ impl Parser<'_> {
         let start = self.peek().start;
         self.sdy_punct(K::LBrace, "'{'")?;
         let Some(axes) = self.sdy_list(Self::sdy_axis_ref_elem) else {
-            self.sdy_chain(AXIS_LIST);
+            self.sdy_chain(msg::AXIS_LIST);
             return None;
         };
         self.sdy_punct(K::RBrace, "'}'")?;
@@ -470,14 +418,14 @@ impl Parser<'_> {
         self.sdy_punct(K::Less, "'<'")?;
         self.sdy_punct(K::LParen, "'('")?;
         let Some(operands) = self.sdy_list(Self::sdy_tensor_mapping) else {
-            self.sdy_chain(OPERAND_MAPPINGS);
+            self.sdy_chain(msg::OPERAND_MAPPINGS);
             return None;
         };
         self.sdy_punct(K::RParen, "')'")?;
         self.sdy_punct(K::Arrow, "'->'")?;
         self.sdy_punct(K::LParen, "'('")?;
         let Some(results) = self.sdy_list(Self::sdy_tensor_mapping) else {
-            self.sdy_chain(RESULT_MAPPINGS);
+            self.sdy_chain(msg::RESULT_MAPPINGS);
             return None;
         };
         self.sdy_punct(K::RParen, "')'")?;
@@ -489,7 +437,7 @@ impl Parser<'_> {
         let mut custom = false;
         if self.eat(K::Comma).is_some() {
             if self.eat_keyword("custom").is_none() {
-                self.sdy_error_here("expected 'custom'");
+                self.sdy_error_here(msg::EXPECTED_CUSTOM);
                 return None;
             }
             custom = true;
@@ -516,7 +464,7 @@ impl Parser<'_> {
         let mut dims = Vec::new();
         if self.eat(K::RBracket).is_none() {
             let Some(list) = self.sdy_list(Self::sdy_dim_mapping) else {
-                self.sdy_chain(DIM_MAPPINGS);
+                self.sdy_chain(msg::DIM_MAPPINGS);
                 return None;
             };
             dims = list;
@@ -554,7 +502,7 @@ impl Parser<'_> {
             let c = s.as_bytes()[0];
             if !(b'i'..=b'z').contains(&c) {
                 let c = char::from(c);
-                self.sdy_error_here(format!("expecting symbol from 'i' to 'z'. Received: '{c}'"));
+                self.sdy_error_here(msg::factor_symbol_range(c));
                 return None;
             }
             *rest = &s[1..];
@@ -562,19 +510,17 @@ impl Parser<'_> {
         }
         let digits = s[2..].bytes().take_while(u8::is_ascii_digit).count();
         if digits == 0 {
-            self.sdy_error_here(format!("expecting integer after 'z_'. Received: '{s}'"));
+            self.sdy_error_here(msg::factor_after_z(s));
             return None;
         }
         let number = &s[2..2 + digits];
         if number.starts_with('0') {
-            self.sdy_error_here(format!(
-                "expecting positive integer without leading zeros. Received: '{number}'"
-            ));
+            self.sdy_error_here(msg::factor_leading_zeros(number));
             return None;
         }
         // Shardy reports an index beyond i64 but goes on as if it were 0.
         let index = number.parse::<i64>().unwrap_or_else(|_| {
-            self.sdy_error_here(format!("expecting symbol index <=2^63-1. Received: '{number}'"));
+            self.sdy_error_here(msg::factor_index_too_large(number));
             0
         });
         *rest = &s[2 + digits..];
@@ -590,7 +536,7 @@ impl Parser<'_> {
         loop {
             let t = self.peek();
             if t.kind != K::BareId {
-                self.sdy_error_here("expected valid keyword");
+                self.sdy_error_here(msg::EXPECTED_KEYWORD);
                 return None;
             }
             self.bump();
@@ -598,16 +544,12 @@ impl Parser<'_> {
             let expected = sizes.len() as i64;
             let index = self.sdy_factor_symbol(&mut rest)?;
             if index != expected {
-                self.sdy_error_here(format!(
-                    "expecting factor indices to be ordered like an iota ([0,1,2,...], e.g. \
-                     {{i=#, j=#, ...}}). Expecting factor index symbol '{}', received: '{}'",
-                    factor_symbol(expected),
-                    factor_symbol(index)
-                ));
+                let (expected, index) = (factor_symbol(expected), factor_symbol(index));
+                self.sdy_error_here(msg::factor_order(expected, index));
                 return None;
             }
             if !rest.is_empty() {
-                self.sdy_error_here(format!("expecting single factor symbol: {rest}"));
+                self.sdy_error_here(msg::single_factor_symbol(rest));
                 return None;
             }
             self.sdy_punct(K::Equal, "'='")?;
@@ -633,7 +575,7 @@ impl Parser<'_> {
             loop {
                 let t = self.peek();
                 if t.kind != K::BareId {
-                    self.sdy_error_here("expected valid keyword");
+                    self.sdy_error_here(msg::EXPECTED_KEYWORD);
                     return None;
                 }
                 self.bump();
@@ -671,7 +613,7 @@ impl Parser<'_> {
         }
         if self.sdy_skip_generic_attr() {
             let span = self.rel_from(t.start);
-            self.sdy_error_at(span, "invalid kind of attribute specified");
+            self.sdy_error_at(span, msg::INVALID_ATTRIBUTE_KIND);
         }
         None
     }
@@ -683,7 +625,7 @@ impl Parser<'_> {
         let mut axes = Vec::new();
         if self.eat(K::RBrace).is_none() {
             let Some(list) = self.sdy_list(Self::sdy_axis_ref_elem) else {
-                self.sdy_chain(AXIS_REF_LIST);
+                self.sdy_chain(msg::AXIS_REF_LIST);
                 return None;
             };
             axes = list;
@@ -698,7 +640,7 @@ impl Parser<'_> {
         let start = self.peek().start;
         self.sdy_punct(K::LBrace, "'{'")?;
         let Some(axes) = self.sdy_list(Self::sdy_axis_ref_elem) else {
-            self.sdy_chain(A2A_AXES);
+            self.sdy_chain(msg::A2A_AXES);
             return None;
         };
         self.sdy_punct(K::RBrace, "'}'")?;
@@ -706,18 +648,18 @@ impl Parser<'_> {
         if self.at(K::ColonColon) {
             // `::` is two colons for MLIR: the source dimension is expected at the second.
             let second = self.sdy_second_colon();
-            self.sdy_raw(second, "expected integer value".into(), true, false);
-            self.sdy_raw(second, A2A_SRC.into(), true, true);
+            self.sdy_raw(second, msg::EXPECTED_INTEGER.into(), true, false);
+            self.sdy_raw(second, msg::A2A_SRC.into(), true, true);
             return None;
         }
         self.sdy_punct(K::Colon, "':'")?;
         let Some(src_dim) = self.sdy_int() else {
-            self.sdy_chain(A2A_SRC);
+            self.sdy_chain(msg::A2A_SRC);
             return None;
         };
         self.sdy_punct(K::Arrow, "'->'")?;
         let Some(tgt_dim) = self.sdy_int() else {
-            self.sdy_chain(A2A_TGT);
+            self.sdy_chain(msg::A2A_TGT);
             return None;
         };
         Some(AllToAllParamAst { span: self.rel_from(start), axes, src_dim, tgt_dim })
@@ -737,7 +679,7 @@ impl Parser<'_> {
     /// A string literal, unquoted (escapes kept as written).
     fn sdy_string(&mut self) -> Option<crate::tree::Str> {
         if !self.at(K::String) {
-            self.sdy_error_here("expected string");
+            self.sdy_error_here(msg::EXPECTED_STRING);
             return None;
         }
         let t = self.bump();
@@ -764,7 +706,7 @@ impl Parser<'_> {
                 true
             }
             _ => {
-                self.sdy_error_here("expected integer value");
+                self.sdy_error_here(msg::EXPECTED_INTEGER);
                 return None;
             }
         };
@@ -773,7 +715,7 @@ impl Parser<'_> {
         match int_value(self.text(t), negative) {
             Some(v) => Some((v, span)),
             None => {
-                self.sdy_error_at(span, "integer value too large");
+                self.sdy_error_at(span, msg::INTEGER_TOO_LARGE);
                 None
             }
         }
@@ -891,7 +833,7 @@ impl Parser<'_> {
             return Some(());
         }
         let text = self.peek_text();
-        self.sdy_error_here(format!("attribute references are not supported here: {text}"));
+        self.sdy_error_here(msg::attribute_reference(text));
         None
     }
 
@@ -960,10 +902,8 @@ impl Parser<'_> {
     fn sdy_lex_error(&mut self) -> bool {
         let t = self.peek();
         let (span, message) = match t.kind {
-            K::UnterminatedString => {
-                (Span::empty(t.end - self.base), "expected '\"' in string literal")
-            }
-            K::Error => (self.rel(t), "unexpected character"),
+            K::UnterminatedString => (Span::empty(t.end - self.base), msg::UNTERMINATED_STRING),
+            K::Error => (self.rel(t), msg::UNEXPECTED_CHARACTER),
             _ => return false,
         };
         if !self.errors.iter().any(|e| e.span == span && e.message == message) {

@@ -6,7 +6,7 @@
 //! follow MLIR's `emitWrongTokenError`: an unexpected token is reported where the
 //! previous token ends.
 
-use super::Parser;
+use super::{messages as msg, Parser};
 use crate::lexer::TokenKind;
 use crate::span::Span;
 
@@ -338,9 +338,7 @@ impl Parser<'_> {
             Precision => self.precision(),
             CallTarget => {
                 if self.eat(TokenKind::AtId).is_none() && self.eat(TokenKind::String).is_none() {
-                    return Err(
-                        self.at_token("expected valid '@'-identifier for symbol name".into())
-                    );
+                    return Err(self.at_token(msg::EXPECTED_SYMBOL_NAME.into()));
                 }
                 self.need(TokenKind::LParen, "'('")?;
                 if self.eat(TokenKind::RParen).is_none() {
@@ -383,7 +381,7 @@ impl Parser<'_> {
                     self.bump();
                     Ok(())
                 } else {
-                    Err(self.at_token("expected valid keyword".into()))
+                    Err(self.at_token(msg::EXPECTED_KEYWORD.into()))
                 }
             }
             OptionalCommaKeyword => {
@@ -435,9 +433,7 @@ impl Parser<'_> {
         let text = self.text_from(start.start).to_string();
         Err(Mistake {
             span: self.rel(start),
-            message: format!(
-                "invalid kind of type specified: expected builtin.function, but found '{text}'"
-            ),
+            message: msg::not_a_function_type(text),
             prefixed: true,
             chained: None,
         })
@@ -465,7 +461,7 @@ impl Parser<'_> {
             self.bump();
             return Ok(());
         }
-        Err(self.at_token("expected integer value".into()))
+        Err(self.at_token(msg::EXPECTED_INTEGER.into()))
     }
 
     /// `[` (integer (`,` integer)*)? `]`.
@@ -496,13 +492,10 @@ impl Parser<'_> {
                 }
                 loop {
                     if !self.at(TokenKind::BareId) && !self.at(TokenKind::String) {
-                        return Err(self.at_token("expected valid keyword or string".into()));
+                        return Err(self.at_token(msg::EXPECTED_KEYWORD_OR_STRING.into()));
                     }
                     if !matches!(self.peek_text(), "DEFAULT" | "HIGH" | "HIGHEST") {
-                        let mut m = self.at_token(
-                            "expected ::mlir::stablehlo::Precision to be one of: DEFAULT, HIGH, HIGHEST"
-                                .into(),
-                        );
+                        let mut m = self.at_token(msg::PRECISION_VALUES.into());
                         m.chained = Some((Span::empty(m.span.end), PRECISION_PARSE_FAILED));
                         return Err(m);
                     }
@@ -522,7 +515,7 @@ impl Parser<'_> {
                 self.restore(save);
                 break;
             } else {
-                return Err(self.at_token("expected 'precision'".into()));
+                return Err(self.at_token(msg::EXPECTED_PRECISION.into()));
             }
         }
         Ok(())
@@ -538,7 +531,7 @@ impl Parser<'_> {
             self.strict_type()?;
             return Err(Mistake {
                 span: self.rel(value_start),
-                message: "invalid kind of attribute specified".into(),
+                message: msg::INVALID_ATTRIBUTE_KIND.into(),
                 prefixed: true,
                 chained: None,
             });
@@ -591,7 +584,7 @@ impl Parser<'_> {
                 TokenKind::BareId if matches!(self.peek_text(), "true" | "false") => {
                     scalar = Some(self.bump());
                 }
-                _ => return Err(self.at_token_plain("expected element literal of primitive type")),
+                _ => return Err(self.at_token_plain(msg::ELEMENT_LITERAL)),
             }
         }
         self.need(TokenKind::Greater, "'>'")?;
@@ -603,7 +596,7 @@ impl Parser<'_> {
         if empty && count > 0 {
             return Err(Mistake {
                 span: self.rel(value_start),
-                message: format!("parsed zero elements, but type ('{ty}') expected at least 1"),
+                message: msg::zero_elements(ty),
                 prefixed: false,
                 chained: None,
             });
@@ -620,8 +613,8 @@ impl Parser<'_> {
         if lit.kind == TokenKind::BareId {
             return match elem {
                 "i1" => Ok(()),
-                _ if float => Err(at_lit("expected floating point literal")),
-                _ => Err(at_lit("expected i1 type for 'true' or 'false' values")),
+                _ if float => Err(at_lit(msg::FLOAT_LITERAL)),
+                _ => Err(at_lit(msg::BOOL_LITERAL)),
             };
         }
         if integer && lit.kind == TokenKind::HexInteger {
@@ -636,17 +629,17 @@ impl Parser<'_> {
                 }
             };
             if bits > width {
-                return Err(at_lit("integer constant out of range for type"));
+                return Err(at_lit(msg::INTEGER_OUT_OF_RANGE));
             }
         }
         if integer && negative && elem.starts_with("ui") {
-            return Err(at_lit("expected unsigned integer elements, but parsed negative value"));
+            return Err(at_lit(msg::NEGATIVE_UNSIGNED));
         }
         if integer && lit.kind == TokenKind::Float {
-            return Err(at_lit("expected integer elements, but parsed floating-point"));
+            return Err(at_lit(msg::FLOAT_FOR_INTEGER));
         }
         if float && lit.kind == TokenKind::Integer {
-            return Err(at_lit("unexpected decimal integer literal for a floating point value"));
+            return Err(at_lit(msg::DECIMAL_FOR_FLOAT));
         }
         if float && lit.kind == TokenKind::HexInteger {
             let digits = self.text(lit)[2..].trim_start_matches('0').len() as u32;
@@ -657,7 +650,7 @@ impl Parser<'_> {
                 _ => u32::MAX,
             };
             if digits * 4 > width {
-                return Err(at_lit("hexadecimal float constant out of range for type"));
+                return Err(at_lit(msg::HEX_FLOAT_OUT_OF_RANGE));
             }
         }
         Ok(())
@@ -728,7 +721,7 @@ impl Parser<'_> {
             self.need(TokenKind::LParen, "'('")?;
             self.strict_operand()?;
             if self.eat_keyword("init").is_none() {
-                return Err(self.at_token("expected 'init'".into()));
+                return Err(self.at_token(msg::EXPECTED_INIT.into()));
             }
             self.need(TokenKind::Colon, "':'")?;
             self.strict_operand()?;
@@ -749,7 +742,7 @@ impl Parser<'_> {
             p.step(Equal)?;
             p.int_array()?;
             if p.eat_keyword("x").is_none() {
-                return Err(p.at_token("expected 'x'".into()));
+                return Err(p.at_token(msg::EXPECTED_X.into()));
             }
             p.int_array()
         };
@@ -758,7 +751,7 @@ impl Parser<'_> {
             self.need(TokenKind::Comma, "','")?;
         }
         if self.eat_keyword("contracting_dims").is_none() {
-            return Err(self.at_token("expected 'contracting_dims'".into()));
+            return Err(self.at_token(msg::EXPECTED_CONTRACTING_DIMS.into()));
         }
         pair(self)
     }

@@ -1,7 +1,7 @@
 //! Type parsing. Shapes such as `8x?xf32` lex as several tokens (`8`, `x`, `?`, `xf32`),
 //! so the text between a shaped type's angle brackets is re-read character by character.
 
-use super::Parser;
+use super::{messages as msg, Parser};
 use crate::lexer::TokenKind;
 use crate::span::Span;
 use crate::tree::{Dim, Type, TypeKind};
@@ -159,7 +159,7 @@ impl<'s> Parser<'s> {
         let close = self.prev_end();
         if self.src.as_bytes().get(close as usize - 1) != Some(&b'>') {
             let span = self.rel_from(start);
-            self.error(span, "expected '>'");
+            self.error(span, msg::EXPECTED_GREATER);
             return None;
         }
         let inner = &self.src[lt.end as usize..close as usize - 1];
@@ -217,7 +217,7 @@ fn parse_shape(inner: &str) -> Result<TypeKind, &'static str> {
         None => (inner, None),
     };
     if let Some(rest) = body.strip_prefix('*') {
-        let elem = rest.trim_start().strip_prefix('x').ok_or("expected 'x' in dimension list")?;
+        let elem = rest.trim_start().strip_prefix('x').ok_or(msg::DIM_LIST_X)?;
         return Ok(TypeKind::Tensor { shape: None, elem: elem.trim().into(), encoding });
     }
     let bytes = body.as_bytes();
@@ -235,7 +235,7 @@ fn parse_shape(inner: &str) -> Result<TypeKind, &'static str> {
             i += 1;
             skip_ws(&mut i);
             if bytes.get(i) != Some(&b'x') {
-                return Err("expected 'x' in dimension list");
+                return Err(msg::DIM_LIST_X);
             }
             dims.push(Dim::Dynamic);
             i += 1;
@@ -250,7 +250,7 @@ fn parse_shape(inner: &str) -> Result<TypeKind, &'static str> {
         let end = i;
         skip_ws(&mut i);
         if bytes.get(i) != Some(&b'x') {
-            return Err("expected 'x' in dimension list");
+            return Err(msg::DIM_LIST_X);
         }
         let v: i64 = body[start..end].parse().map_err(|_| "dimension is too large")?;
         dims.push(Dim::Static(v));
@@ -258,7 +258,7 @@ fn parse_shape(inner: &str) -> Result<TypeKind, &'static str> {
     }
     let elem = body[i..].trim();
     if elem.is_empty() {
-        return Err("expected non-function type");
+        return Err(msg::NON_FUNCTION_TYPE);
     }
     Ok(TypeKind::Tensor { shape: Some(dims), elem: elem.into(), encoding })
 }

@@ -24,7 +24,8 @@ pub use super::control::{Control, Flow, RunToEnd, Stopped};
 use super::driver::Warning;
 use super::graph::Graph;
 use super::inference::{explain_strategy, AxisOrigin, Blocked, Clash, Conflict, Explained};
-use super::{Level, Options};
+use super::Options;
+pub use super::Strategy;
 use crate::diag::{Diagnostic, DiagnosticCode, Note, Origin, Severity};
 use crate::model::Model;
 use crate::print::ir::Module;
@@ -33,55 +34,6 @@ use sdy_syntax::tree::Chunk;
 use sdy_syntax::Span;
 use std::collections::HashMap;
 use std::sync::OnceLock;
-
-/// The editor's `propagation.strategy` setting: which `opt` pass runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Strategy {
-    /// `-sdy-propagation-pipeline`: import passes, user-priority propagation, export.
-    #[default]
-    Pipeline,
-    Basic,
-    Aggressive,
-    OpPriority,
-    UserPriority,
-}
-
-impl Strategy {
-    pub const ALL: [Strategy; 5] = [
-        Strategy::Pipeline,
-        Strategy::Basic,
-        Strategy::Aggressive,
-        Strategy::OpPriority,
-        Strategy::UserPriority,
-    ];
-
-    /// The setting's spelling (`pipeline`, `basic`, `aggressive`, `op-priority`,
-    /// `user-priority`).
-    pub fn parse(s: &str) -> Option<Strategy> {
-        Strategy::ALL.into_iter().find(|x| x.name() == s)
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Strategy::Pipeline => "pipeline",
-            Strategy::Basic => "basic",
-            Strategy::Aggressive => "aggressive",
-            Strategy::OpPriority => "op-priority",
-            Strategy::UserPriority => "user-priority",
-        }
-    }
-
-    /// The `opt` pass flag (without the dash).
-    pub fn flag(self) -> &'static str {
-        match self {
-            Strategy::Pipeline => "sdy-propagation-pipeline",
-            Strategy::Basic => "sdy-basic-propagate",
-            Strategy::Aggressive => "sdy-aggressive-propagate",
-            Strategy::OpPriority => "sdy-op-priority-propagate",
-            Strategy::UserPriority => "sdy-user-priority-propagate",
-        }
-    }
-}
 
 /// A value of the source, by where it is defined (offsets relative to the chunk, like
 /// the model the chunk was analysed into).
@@ -262,15 +214,7 @@ pub fn propagate_with(
                 super::pipeline::run_pipeline_explained(&mut m, model, src, false, control);
             (o, e.unwrap_or_default())
         }
-        s => {
-            let level = match s {
-                Strategy::Basic => Level::Basic,
-                Strategy::Aggressive => Level::Aggressive,
-                Strategy::OpPriority => Level::OpPriority,
-                _ => Level::UserPriority,
-            };
-            explain_strategy(&mut m, model, src, &Options::new(level), control)
-        }
+        s => explain_strategy(&mut m, model, src, &Options::new(s), control),
     };
     if outcome.stopped {
         return Err(Stopped);

@@ -10,7 +10,7 @@ pub mod import;
 use super::control::{Control, Flow, RunToEnd};
 use super::driver::{Failure, Warning};
 use super::inference::{explain_strategy, Explained};
-use super::{constraints, edges, run_strategy, Level, Options, Outcome};
+use super::{constraints, edges, run_strategy, Options, Outcome, Strategy};
 use crate::model::Model;
 use crate::print::ir::Module;
 
@@ -94,7 +94,7 @@ fn pipeline_body(
     if control.pause() == Flow::Stop {
         return stopped();
     }
-    let mut opts = Options::new(Level::UserPriority);
+    let mut opts = Options::new(Strategy::UserPriority);
     opts.keep_sharding_rules = true;
     let out = if explain.is_some() {
         let (out, e) = explain_strategy(m, model, src, &opts, control);

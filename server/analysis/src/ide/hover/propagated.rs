@@ -1,47 +1,36 @@
 //! The hover's propagation part: on a value (definition or use), an op name or a
-//! sharding written on a value, after the usual explanation, what the latest
-//! propagation inferred for the value(s) and why (`sdy_analysis::explain::why`): the
-//! user-written shardings each axis came from, the ops it went through at which
-//! priority, the axes a conflict dropped; locations are links into the document.
-//!
-//! Only for a chunk whose propagation is fresh (unchanged since the run); otherwise the
-//! next providers answer as if there were no propagation.
+//! sharding written on a value, after the usual explanation, what the chunk's fresh
+//! propagation inferred for the value(s) and why (`explain::why`): the user-written
+//! shardings each axis came from, the ops it went through at which priority, the axes
+//! a conflict dropped; then what it costs (`cost::text::hover_sections`): the
+//! collectives Shardy's export inserts for the hovered op and why, the values' bytes per
+//! device. Without a fresh propagation the next providers answer.
 
-use super::hover::{HoverCtx, HoverResult};
-use super::inlay_hints::line_link;
-use super::position::PositionEncoding;
-use super::propagate;
-use sdy_analysis::cost::function_hover;
-use sdy_analysis::explain::{self, locate::Site as AttrSite, locate::Target, why};
-use sdy_analysis::model::{Model, OpId, ValueId};
-use sdy_analysis::propagation::editor::{sites, Site};
+use super::{Ctx, Hover};
+use crate::cost::function_hover;
+use crate::explain::{self, locate::Site as AttrSite, locate::Target, why};
+use crate::model::{Model, OpId, ValueId};
+use crate::propagation::editor::{sites, Site};
 
-pub fn hover(cx: &HoverCtx) -> Option<HoverResult> {
-    let (run, prop) = propagate::lookup(cx.chunk)?;
-    let model = &cx.chunk.analysis.model;
-    let bandwidth = prop.settings.get().bandwidth;
-    let cost = run.cost.as_ref();
-    if let Some((span, markdown)) =
-        cost.and_then(|c| function_hover::at(model, c, cx.offset, &bandwidth))
+pub fn hover(cx: &Ctx) -> Option<Hover> {
+    let p = cx.propagated?;
+    let (model, src) = (cx.chunk.scope.model, cx.chunk.scope.src);
+    if let Some((range, markdown)) =
+        p.cost.and_then(|c| function_hover::at(model, c, cx.offset, p.bandwidth))
     {
-        let base = explain::at(model, &cx.chunk.src, cx.offset).map(|e| e.markdown);
+        let base = explain::at(model, src, cx.offset).map(|e| e.markdown);
         let markdown = base.map_or(markdown.clone(), |b| format!("{b}\n\n---\n\n{markdown}"));
-        return Some(HoverResult { span, markdown });
+        return Some(Hover { range, markdown });
     }
     let target = explain::locate::locate(model, cx.offset)?;
     let found: Vec<_> = sites_of(model, &target)
         .into_iter()
-        .filter_map(|(s, name)| Some((run.prop.value(s)?, name)))
+        .filter_map(|(s, name)| Some((p.prop.value(s)?, name)))
         .collect();
     if found.is_empty() {
         return None;
     }
-    let base = explain::at(model, &cx.chunk.src, cx.offset);
-    let located = prop.locate_chunk(cx.chunk);
-    let locate = |o: u32| -> Option<(u32, String)> {
-        let (uri, a, base) = located.as_ref()?;
-        line_link(&a.text(PositionEncoding::Utf16), uri, base + o)
-    };
+    let base = explain::at(model, src, cx.offset);
     let mut markdown = base.as_ref().map_or(String::new(), |e| e.markdown.clone());
     for (v, name) in &found {
         if !markdown.is_empty() {
@@ -50,12 +39,23 @@ pub fn hover(cx: &HoverCtx) -> Option<HoverResult> {
         if found.len() > 1 {
             markdown.push_str(&format!("`{name}`: "));
         }
-        markdown.push_str(&why::explain(model, &cx.chunk.src, &run.prop, v, false, &locate));
+        markdown.push_str(&why::explain(model, src, p.prop, v, false, p.locate));
     }
-    let sites = found.iter().map(|f| f.0.site);
-    super::cost_hover::append(&mut markdown, &run, model, &target, sites, &bandwidth);
-    let span = base.map_or_else(|| target.range(model), |e| e.range);
-    Some(HoverResult { span, markdown })
+    if let Some(cost) = p.cost {
+        let op = match &target {
+            Target::OpName { op } => Some((model.op(*op).start, model.op(*op).name())),
+            _ => None,
+        };
+        let sites: Vec<Site> = found.iter().map(|f| f.0.site).collect();
+        for s in crate::cost::text::hover_sections(cost, op, &sites, p.bandwidth) {
+            markdown.push_str(&format!("\n\n**{}**\n", s.title));
+            for l in &s.lines {
+                markdown.push_str(&format!("\n- {l}"));
+            }
+        }
+    }
+    let range = base.map_or_else(|| target.range(model), |e| e.range);
+    Some(Hover { range, markdown })
 }
 
 /// The values a hovered thing is about, with their names.
