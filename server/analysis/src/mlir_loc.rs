@@ -81,8 +81,67 @@ fn parse<'a>(text: &'a str, alias: &dyn Fn(&str) -> Option<&'a str>) -> Option<L
 pub fn alias_in<'a>(src: &'a str, name: &str) -> Option<&'a str> {
     let key = format!("{name} = ");
     let start = if src.starts_with(&key) { 0 } else { src.rfind(&format!("\n{key}"))? + 1 };
-    let rest = &src[start + key.len()..];
-    Some(rest.split('\n').next()?.trim_end())
+    Some(alias_text(src, start + key.len()))
+}
+
+/// The rest of the line from `at`, trailing whitespace dropped.
+fn alias_text(src: &str, at: usize) -> &str {
+    src[at..].split('\n').next().unwrap_or_default().trim_end()
+}
+
+/// An index of the lines of a text that may define an alias (`#name = ...`), so that
+/// [`AliasLines::find`] answers as [`alias_in`] does without a scan of the text per
+/// lookup (a JAX export's locations chain through hundreds of thousands of aliases).
+#[derive(Clone, Debug, Default)]
+pub struct AliasLines {
+    /// (hash of the name before ` = `, line start), by hash, then start.
+    lines: Vec<(u64, u32)>,
+}
+
+impl AliasLines {
+    pub fn new(src: &str) -> AliasLines {
+        let starts =
+            std::iter::once(0).chain(memchr::memchr_iter(b'\n', src.as_bytes()).map(|i| i + 1));
+        let mut lines: Vec<(u64, u32)> = starts
+            .filter(|&at| src.as_bytes().get(at) == Some(&b'#'))
+            .filter_map(|at| {
+                let line = &src[at..];
+                let line = &line[..memchr::memchr(b'\n', line.as_bytes()).unwrap_or(line.len())];
+                let name = &line[..memchr::memmem::find(line.as_bytes(), b" = ")?];
+                Some((hash(name), at as u32))
+            })
+            .collect();
+        lines.sort_unstable();
+        AliasLines { lines }
+    }
+
+    /// [`alias_in`]`(src, name)`, `src` being the text the index was built from.
+    pub fn find<'a>(&self, src: &'a str, name: &str) -> Option<&'a str> {
+        let key_len = name.len() + 3;
+        let defines = |at: usize| {
+            src.get(at..at + key_len).is_some_and(|k| k.starts_with(name) && k.ends_with(" = "))
+        };
+        if defines(0) {
+            return Some(alias_text(src, key_len));
+        }
+        // The index keys lines by what precedes their first ` = `: a name with a space
+        // or line break, or without the `#`, may not be such a key.
+        if !name.starts_with('#') || name.contains([' ', '\n']) {
+            return alias_in(src, name);
+        }
+        let h = hash(name);
+        let end = self.lines.partition_point(|&(k, _)| k <= h);
+        let last = self.lines[..end].iter().rev().take_while(|&&(k, _)| k == h);
+        let at = last.map(|&(_, at)| at as usize).find(|&at| defines(at))?;
+        Some(alias_text(src, at + key_len))
+    }
+}
+
+fn hash(name: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    name.hash(&mut h);
+    h.finish()
 }
 
 enum Loc {
@@ -444,6 +503,28 @@ mod tests {
         let d = describe(r#"loc(fused["a", "b"("f.py":1:2), "a"])"#, &|_| None).unwrap();
         assert_eq!((d.names.len(), d.frames.len()), (2, 1));
         assert!(describe("loc(unknown)", &|_| None).unwrap().is_empty());
+    }
+
+    /// The index answers as the scan of the text does: the first line when it defines
+    /// the name, else the last definition; redefinitions, prefixes of other names,
+    /// definitions not at a line start, names with spaces, a text without a newline.
+    #[test]
+    fn alias_index_finds_what_the_scan_finds() {
+        let texts = [
+            "#loc1 = loc(\"a\")\n#loc12 = loc(\"b\")\n  #loc2 = loc(\"c\")\n#loc1 = loc(\"d\")  \n",
+            "#loc = loc(unknown)\nmodule {}\n#loc = loc(\"e\")\n#a = b = c\n#a  = x\n#a =\n",
+            "#loc1 = loc(\"only\")",
+            "x\n#loc1 = loc(\"one\")\n#loc1 = \n#ü = loc(\"u\")\n",
+            "",
+        ];
+        let names =
+            ["#loc1", "#loc12", "#loc2", "#loc", "#a", "#a ", "#a = b", "#ü", "loc1", "", "#"];
+        for src in texts {
+            let index = AliasLines::new(src);
+            for name in names {
+                assert_eq!(index.find(src, name), alias_in(src, name), "{name:?} in {src:?}");
+            }
+        }
     }
 
     #[test]

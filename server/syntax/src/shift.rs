@@ -47,6 +47,19 @@ impl Shift {
         s.end < self.at
     }
 
+    /// Whether nothing in a function header can move (an edit in the function's body).
+    fn header_before(self, h: &FuncHeader) -> bool {
+        let dict = |d: &Option<AttrDict>| d.as_ref().is_none_or(|d| self.before(d.span));
+        let loc = |l: &Option<Span>| l.is_none_or(|l| self.before(l));
+        h.visibility.as_ref().is_none_or(|v| self.before(v.span))
+            && self.before(h.sym.span)
+            && h.args.iter().all(|a| {
+                self.before(a.span) && self.before(a.ty.span) && dict(&a.attrs) && loc(&a.loc)
+            })
+            && h.results.iter().all(|r| self.before(r.ty.span) && dict(&r.attrs) && loc(&r.loc))
+            && dict(&h.fn_attrs)
+    }
+
     fn name(self, n: &mut Name) {
         let Name { text: _, span } = n;
         self.span(span);
@@ -139,7 +152,11 @@ impl Shift {
         match c {
             Custom::None => {}
             Custom::Func(h) => {
-                let FuncHeader { visibility, sym, args, results, fn_attrs } = &mut **h;
+                // Shared with earlier versions of the tree: copied only when it moves.
+                if self.header_before(h) {
+                    return;
+                }
+                let FuncHeader { visibility, sym, args, results, fn_attrs } = Arc::make_mut(h);
                 if let Some(v) = visibility {
                     self.name(v);
                 }

@@ -337,7 +337,7 @@ pub enum AttrKind {
 pub enum Custom {
     #[default]
     None,
-    Func(Box<FuncHeader>),
+    Func(Arc<FuncHeader>),
     Module(Box<ModuleHeader>),
     /// `sdy.mesh @name = <...>`
     Mesh {

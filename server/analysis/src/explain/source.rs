@@ -13,15 +13,15 @@ use sdy_syntax::Span;
 const MAX_FRAMES: usize = 4;
 
 /// The location written at `span` (absolute), read with the aliases of `src`.
-fn read(src: &str, span: Span) -> Option<SourceLoc> {
+fn read(model: &Model, src: &str, span: Span) -> Option<SourceLoc> {
     let text = src.get(span.start as usize..span.end as usize)?;
-    mlir_loc::describe(text, &|name| mlir_loc::alias_in(src, name)).filter(|l| !l.is_empty())
+    mlir_loc::describe(text, &|name| model.loc_alias(src, name)).filter(|l| !l.is_empty())
 }
 
 /// The location of an op.
 pub fn op_source(model: &Model, src: &str, op: OpId) -> Option<SourceLoc> {
     let info = model.op(op);
-    read(src, info.node.loc?.shift(info.start))
+    read(model, src, info.node.loc?.shift(info.start))
 }
 
 /// The location of a value: its function argument's or block argument's `loc(...)`,
@@ -38,7 +38,7 @@ pub fn value_source(model: &Model, src: &str, v: ValueId) -> Option<SourceLoc> {
                     b.args.get(index as usize)?.loc
                 }
             };
-            read(src, loc?.shift(info.start))
+            read(model, src, loc?.shift(info.start))
         }
     }
 }
@@ -48,7 +48,7 @@ pub fn value_source(model: &Model, src: &str, v: ValueId) -> Option<SourceLoc> {
 pub fn func_result_source(model: &Model, src: &str, func: OpId, index: usize) -> Option<SourceLoc> {
     let info = model.op(func);
     let Custom::Func(f) = &info.node.custom else { return None };
-    read(src, f.results.get(index)?.loc?.shift(info.start))
+    read(model, src, f.results.get(index)?.loc?.shift(info.start))
 }
 
 /// The location of what a diagnostic reported at `offset` (where MLIR reports it) is

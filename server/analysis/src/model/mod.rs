@@ -139,6 +139,9 @@ pub struct Model {
     /// Per value, a fingerprint of the name it binds (`build::fingerprint`; 0 for the
     /// values of a group after its first): what a patch looks names up by.
     group_keys: Vec<u64>,
+    /// The alias lines of the model's text, indexed on the first lookup
+    /// ([`Model::loc_alias`]); a patch drops them.
+    alias_lines: std::sync::OnceLock<crate::mlir_loc::AliasLines>,
 }
 
 impl Model {
@@ -173,6 +176,12 @@ impl Model {
     pub fn mesh(&self, name: &str) -> Option<&MeshSymbol> {
         track::note(track::symbol(name));
         self.mesh_by_name.get(name).map(|&i| &self.meshes[i])
+    }
+
+    /// The definition of the location alias `name` in `src`, the text of the model
+    /// ([`crate::mlir_loc::alias_in`], without a scan of the text per lookup).
+    pub fn loc_alias<'a>(&self, src: &'a str, name: &str) -> Option<&'a str> {
+        self.alias_lines.get_or_init(|| crate::mlir_loc::AliasLines::new(src)).find(src, name)
     }
 
     /// The ops nested directly in `op`'s regions, in region and source order.

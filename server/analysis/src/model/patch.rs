@@ -107,6 +107,7 @@ impl Model {
     /// Replaces what the edit replaced; an error (why) when the edit cannot be patched in
     /// (the model is then left in an unspecified state).
     pub fn patch(&mut self, e: &Edit) -> Result<Patched, &'static str> {
+        self.alias_lines.take(); // indexes the old text
         let parent = e.path.last().copied();
         let a = self.ops.partition_point(|o| o.start < e.from) as OpId;
         let b = self.ops.partition_point(|o| o.start < e.to) as OpId;

@@ -89,36 +89,52 @@ pub fn func_signature(op: &OpInfo) -> Option<(Vec<FuncValue<'_>>, Vec<FuncValue<
     if op.name() != "func.func" {
         return None;
     }
-    let dicts = |key: &str| -> Vec<Option<&AttrDict>> {
-        match op.node.inherent_attr(key).and_then(|a| a.value.as_ref()).map(|v| &v.kind) {
-            Some(AttrKind::Array(items)) => items
-                .iter()
-                .map(|a| match &a.kind {
-                    AttrKind::Dict(d) => Some(d),
-                    _ => None,
-                })
-                .collect(),
-            _ => Vec::new(),
-        }
-    };
-    let block_args = op.node.regions.first().and_then(|r| r.blocks.first()).map(|b| &b.args[..]);
-    let arg_attrs = dicts("arg_attrs");
-    let args = block_args
-        .unwrap_or_default()
-        .iter()
-        .enumerate()
-        .map(|(i, a)| FuncValue { ty: a.ty.as_ref(), attrs: arg_attrs.get(i).copied().flatten() })
-        .collect();
-    let results =
-        dicts("res_attrs").into_iter().map(|attrs| FuncValue { ty: None, attrs }).collect();
+    let args = (0..generic_entry_args(op).len()).filter_map(|i| func_arg(op, i)).collect();
+    let results = generic_attr_dicts(op, "res_attrs")
+        .map(|items| items.iter().map(|a| FuncValue { ty: None, attrs: as_dict(a) }).collect())
+        .unwrap_or_default();
     Some((args, results))
+}
+
+/// Argument `index` of a function ([`func_signature`]'s), without building the others:
+/// functions of real exports have thousands of arguments, each checked on its own.
+pub fn func_arg(op: &OpInfo, index: usize) -> Option<FuncValue<'_>> {
+    if let Custom::Func(f) = &op.node.custom {
+        let a = f.args.get(index)?;
+        return Some(FuncValue { ty: Some(&a.ty), attrs: a.attrs.as_ref() });
+    }
+    if op.name() != "func.func" {
+        return None;
+    }
+    let arg = generic_entry_args(op).get(index)?;
+    let attrs = generic_attr_dicts(op, "arg_attrs").and_then(|items| as_dict(items.get(index)?));
+    Some(FuncValue { ty: arg.ty.as_ref(), attrs })
+}
+
+/// The entry block arguments of a generic `func.func`.
+fn generic_entry_args(op: &OpInfo) -> &[sdy_syntax::tree::BlockArg] {
+    op.node.regions.first().and_then(|r| r.blocks.first()).map_or(&[], |b| &b.args[..])
+}
+
+/// The items of a generic `func.func`'s `arg_attrs`/`res_attrs` array.
+fn generic_attr_dicts<'a>(op: &'a OpInfo, key: &str) -> Option<&'a [Attr]> {
+    match op.node.inherent_attr(key).and_then(|a| a.value.as_ref()).map(|v| &v.kind) {
+        Some(AttrKind::Array(items)) => Some(items),
+        _ => None,
+    }
+}
+
+fn as_dict(a: &Attr) -> Option<&AttrDict> {
+    match &a.kind {
+        AttrKind::Dict(d) => Some(d),
+        _ => None,
+    }
 }
 
 /// The `sdy.sharding` of argument `index` of a function, when it is a tensor sharding.
 pub fn func_arg_sharding(model: &Model, op: OpId, index: usize) -> Option<TensorSharding> {
     let info = model.op(op);
-    let (args, _) = func_signature(info)?;
-    let attr = args.get(index)?.attrs?.get("sdy.sharding")?;
+    let attr = func_arg(info, index)?.attrs?.get("sdy.sharding")?;
     match named_sdy(model, attr, info.start)? {
         (SdyAttr::Sharding(s), base) => Some(TensorSharding::from_ast(s, base)),
         _ => None,

@@ -909,7 +909,7 @@ impl Parser<'_> {
         if self.eat_keyword("attributes").is_some() {
             header.fn_attrs = self.parse_attr_dict_recovering();
         }
-        op.custom = Custom::Func(Box::new(header));
+        op.custom = Custom::Func(Arc::new(header));
         if self.at(TokenKind::LBrace) {
             let r = self.parse_region(Vec::new())?;
             op.regions.push(r);
