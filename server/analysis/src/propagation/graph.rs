@@ -5,6 +5,7 @@
 //! `sdy.sharding`, sdy op properties, data-flow edge owners and edges).
 
 use super::axis;
+use super::deferred_shift::DeferredShift;
 use crate::print::ir::{Attr, Block, Module, Op, Syntax, ValueId};
 use crate::print::sdy::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
 use rustc_hash::FxHashMap;
@@ -142,6 +143,8 @@ pub struct Graph {
     /// The uses of values changed by incremental edits since the build (by slot, in
     /// the order a rebuild would list them), in place of `use_list`'s.
     use_over: FxHashMap<usize, Vec<(OpIdx, usize)>>,
+    /// Insertions not yet applied to the stored paths (read them with [`Graph::path_of`]).
+    deferred: Option<Box<DeferredShift>>,
 }
 
 /// The graph's symbol tables, as in [`Graph`].
@@ -653,20 +656,20 @@ impl Graph {
 
     /// Adds use `(op, k)` of `v` where a rebuild would list it (pre-order of the users).
     fn add_use(&mut self, v: ValueId, op: OpIdx, k: usize) {
-        let key = (&self.nodes[op].path, k);
+        let key = (self.path_of(op), k);
         let pos = self
             .uses(v)
             .iter()
-            .position(|&(o, j)| (&self.nodes[o].path, j) > key)
+            .position(|&(o, j)| (self.path_of(o), j) > key)
             .unwrap_or(self.uses(v).len());
         self.uses_mut(v).insert(pos, (op, k));
     }
 
     /// Keeps the index valid after `op` was inserted at `index` of block `block` of
     /// region `region` of the op at `parent` (by [`super::edges::insert_op`]): the new
-    /// op is appended to the nodes (the others keep their indices), the paths of the
-    /// ops after it in its block are shifted. Only for ops without regions or symbols.
-    /// Returns the new op's index.
+    /// op is appended to the nodes (the others keep their indices); the shift of the
+    /// paths of the ops after it in its block is deferred ([`DeferredShift`]). Only
+    /// for ops without regions or symbols. Returns the new op's index.
     pub fn note_inserted(
         &mut self,
         m: &Module,
@@ -680,26 +683,20 @@ impl Graph {
             p = self.nodes[p].children[r][b][o];
         }
         let index = index.min(self.nodes[p].children[region][block].len());
-        let depth = parent.len();
-        let mut stack: Vec<OpIdx> = Vec::new();
-        for j in index..self.nodes[p].children[region][block].len() {
-            let s = self.nodes[p].children[region][block][j];
-            let n = &mut self.nodes[s];
-            n.path[depth].2 += 1;
-            if !n.children.is_empty() {
-                stack.extend(n.children.iter().flatten().flatten().copied());
-                while let Some(d) = stack.pop() {
-                    let n = &mut self.nodes[d];
-                    n.path[depth].2 += 1;
-                    stack.extend(n.children.iter().flatten().flatten().copied());
-                }
-            }
+        if self.deferred.as_ref().is_some_and(|d| !d.is_block(p, region, block)) {
+            self.apply_deferred_shift();
         }
+        let idx = self.nodes.len();
+        let pending = self
+            .deferred
+            .get_or_insert_with(|| {
+                Box::new(DeferredShift::new(Path::from_slice(parent), p, region, block))
+            })
+            .insert(idx, index);
         let mut path = Path::from_slice(parent);
         path.push((region, block, index));
         let op = op_at_path(m, &path);
         debug_assert!(op.regions.is_empty());
-        let idx = self.nodes.len();
         self.nodes[p].children[region][block].insert(index, idx);
         let operands = mlir_operands(op);
         self.nodes.push(Node {
@@ -720,7 +717,28 @@ impl Graph {
         for (k, &v) in operands.iter().enumerate() {
             self.add_use(v, idx, k);
         }
+        if pending >= DeferredShift::LIMIT {
+            self.apply_deferred_shift();
+        }
         idx
+    }
+
+    /// Applies the deferred insertions to the stored paths: the ops of the block from
+    /// the first insertion point on (and the ops nested in them) get their index.
+    pub fn apply_deferred_shift(&mut self) {
+        let Some(d) = self.deferred.take() else { return };
+        let depth = d.parent.len();
+        let len = self.nodes[d.parent_idx].children[d.region][d.block].len();
+        let mut stack: Vec<OpIdx> = Vec::new();
+        for j in d.first_moved().min(len)..len {
+            let s = self.nodes[d.parent_idx].children[d.region][d.block][j];
+            stack.push(s);
+            while let Some(o) = stack.pop() {
+                let n = &mut self.nodes[o];
+                n.path[depth].2 = j;
+                stack.extend(n.children.iter().flatten().flatten().copied());
+            }
+        }
     }
 
     /// Whether this index (maybe edited in place) describes the same module as the
@@ -789,7 +807,7 @@ impl Graph {
                 continue;
             }
             last = Some(o);
-            for v in &mut op_at_path_mut(m, &self.nodes[o].path).operands {
+            for v in &mut op_at_path_mut(m, &self.path_of(o)).operands {
                 if *v == from {
                     *v = to;
                 }
@@ -810,10 +828,23 @@ impl Graph {
         &self.nodes[i].name
     }
     pub fn op<'m>(&self, m: &'m Module, i: OpIdx) -> &'m Op {
-        op_at_path(m, &self.nodes[i].path)
+        op_at_path(m, &self.path_of(i))
     }
     pub fn op_mut<'m>(&self, m: &'m mut Module, i: OpIdx) -> &'m mut Op {
-        op_at_path_mut(m, &self.nodes[i].path)
+        op_at_path_mut(m, &self.path_of(i))
+    }
+    /// The path of op `i` now (its stored path with deferred insertions applied).
+    pub fn path_of(&self, i: OpIdx) -> Cow<'_, Path> {
+        let stored = &self.nodes[i].path;
+        match &self.deferred {
+            Some(d) if d.affects(stored) => {
+                let mut p = stored.clone();
+                let k = d.parent.len();
+                p[k].2 = d.resolve(i, p[k].2);
+                Cow::Owned(p)
+            }
+            _ => Cow::Borrowed(stored),
+        }
     }
     pub fn def(&self, v: ValueId) -> Option<Def> {
         self.defs.get(self.slot(v)?).copied().flatten()

@@ -54,8 +54,8 @@ impl<'a> Rewriter<'a> {
     }
 
     /// Removes the markers.
-    #[allow(unused_mut)] // mutable for the check in debug builds
     pub fn finish(mut self) {
+        self.cache.graph_mut().apply_deferred_shift();
         // The index edited in place along the module is the one a rebuild gives.
         #[cfg(debug_assertions)]
         {
@@ -104,7 +104,7 @@ impl<'a> Rewriter<'a> {
     pub fn before(&mut self, key: OpKey) -> Option<Cursor> {
         let i = self.find(key)?;
         let (last, parent) =
-            self.graph().nodes[i].path.split_last().map(|(l, p)| (*l, Path::from(p)))?;
+            self.graph().path_of(i).split_last().map(|(l, p)| (*l, Path::from(p)))?;
         Some(Cursor { parent, region: last.0, block: last.1, index: last.2 })
     }
 
@@ -171,7 +171,7 @@ impl<'a> Rewriter<'a> {
         if let Some(&r) = g.nodes[i].results.first() {
             self.m.top.replace_uses(r, by);
         }
-        crate::propagation::graph::remove_op_at(self.m, &g.nodes[i].path);
+        crate::propagation::graph::remove_op_at(self.m, &g.path_of(i));
         self.cache.invalidate();
     }
 }
