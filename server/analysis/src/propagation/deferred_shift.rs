@@ -1,11 +1,12 @@
-//! Insertions into one block whose shift of the later ops' paths is deferred.
+//! Insertions into one block whose shift of the later ops is deferred.
 //!
 //! An op inserted at index `q` of a block moves every later op of the block (and
 //! everything nested in them) one index on. Explicit reshards insert thousands of ops
-//! into a function body of tens of thousands: shifting the paths at each insertion
-//! was quadratic. The index instead records the insertion points of one block and
-//! applies them when a path is read ([`DeferredShift::resolve`]), and to all paths at
-//! once every [`DeferredShift::LIMIT`] insertions or when another block is edited.
+//! into a function body of tens of thousands: moving the ops and shifting their
+//! paths at each insertion was quadratic. The index instead appends the new op to the
+//! block, records the insertion points of one block, and gives the order of the ops
+//! from them when asked ([`DeferredShift::resolve`]); every [`DeferredShift::LIMIT`]
+//! insertions, or when another block is edited, the block is put in order at once.
 
 use super::graph::{OpIdx, Path};
 use rustc_hash::FxHashMap;
@@ -60,8 +61,8 @@ impl DeferredShift {
         self.min
     }
 
-    /// Whether a stored path may be stale: it goes through the block at or past the
-    /// first insertion point (an op inserted meanwhile is stored at its point).
+    /// Whether a stored path may be out of order: it goes through the block at or past
+    /// the first insertion point (an op inserted meanwhile is stored past the end).
     pub fn affects(&self, path: &[(usize, usize, usize)]) -> bool {
         let d = self.parent.len();
         path.len() > d
@@ -70,9 +71,13 @@ impl DeferredShift {
             && path[..d] == self.parent[..]
     }
 
-    /// The current index in the block of op `i` whose stored index is `stored`.
+    /// The index in the block's order of op `i` whose stored index is `stored` (an op
+    /// inserted meanwhile is stored where it was appended).
     pub fn resolve(&self, i: OpIdx, stored: usize) -> usize {
-        let from = self.born.get(&i).map_or(0, |t| t + 1);
-        self.points[from..].iter().fold(stored, |s, &q| s + usize::from(s >= q))
+        let (from, at) = match self.born.get(&i) {
+            Some(&t) => (t + 1, self.points[t]),
+            None => (0, stored),
+        };
+        self.points[from..].iter().fold(at, |s, &q| s + usize::from(s >= q))
     }
 }

@@ -665,27 +665,29 @@ impl Graph {
         self.uses_mut(v).insert(pos, (op, k));
     }
 
-    /// Keeps the index valid after `op` was inserted at `index` of block `block` of
-    /// region `region` of the op at `parent` (by [`super::edges::insert_op`]): the new
-    /// op is appended to the nodes (the others keep their indices); the shift of the
-    /// paths of the ops after it in its block is deferred ([`DeferredShift`]). Only
-    /// for ops without regions or symbols. Returns the new op's index.
-    pub fn note_inserted(
+    /// Inserts `op` (without regions or symbols) at `index` of block `block` of region
+    /// `region` of the op at `parent` (a current path), in `m` and in the index: the
+    /// new op is appended to the nodes (the others keep their indices). Until the
+    /// insertions into that block are applied ([`DeferredShift`]), the op is appended
+    /// to the block in `m` and the later ops keep their place, so no insertion moves
+    /// the ops after it. Returns the new op's index.
+    pub fn insert(
         &mut self,
-        m: &Module,
+        m: &mut Module,
         parent: &[(usize, usize, usize)],
         region: usize,
         block: usize,
         index: usize,
+        op: Op,
     ) -> OpIdx {
         let mut p = 0;
         for &(r, b, o) in parent {
             p = self.nodes[p].children[r][b][o];
         }
-        let index = index.min(self.nodes[p].children[region][block].len());
         if self.deferred.as_ref().is_some_and(|d| !d.is_block(p, region, block)) {
-            self.apply_deferred_shift();
+            self.apply_deferred_shift(m);
         }
+        let index = index.min(self.nodes[p].children[region][block].len());
         let idx = self.nodes.len();
         let pending = self
             .deferred
@@ -693,12 +695,12 @@ impl Graph {
                 Box::new(DeferredShift::new(Path::from_slice(parent), p, region, block))
             })
             .insert(idx, index);
-        let mut path = Path::from_slice(parent);
-        path.push((region, block, index));
-        let op = op_at_path(m, &path);
+        // The parent is outside the block, so its stored path is where it is in `m`.
+        let ops = &mut op_at_path_mut(m, &self.nodes[p].path).regions[region].blocks[block].ops;
+        let mut path = self.nodes[p].path.clone();
+        path.push((region, block, ops.len()));
         debug_assert!(op.regions.is_empty());
-        self.nodes[p].children[region][block].insert(index, idx);
-        let operands = mlir_operands(op);
+        let operands = mlir_operands(&op);
         self.nodes.push(Node {
             path,
             parent: Some(p),
@@ -714,25 +716,37 @@ impl Graph {
             let s = self.ensure(r);
             self.defs[s] = Some(Def::Result { op: idx, index: i });
         }
+        ops.push(op);
+        self.nodes[p].children[region][block].insert(index, idx);
         for (k, &v) in operands.iter().enumerate() {
             self.add_use(v, idx, k);
         }
         if pending >= DeferredShift::LIMIT {
-            self.apply_deferred_shift();
+            self.apply_deferred_shift(m);
         }
         idx
     }
 
-    /// Applies the deferred insertions to the stored paths: the ops of the block from
-    /// the first insertion point on (and the ops nested in them) get their index.
-    pub fn apply_deferred_shift(&mut self) {
+    /// Applies the deferred insertions: the ops of the block from the first insertion
+    /// point on are put in their order in `m`, and they (and the ops nested in them)
+    /// get their index in the stored paths.
+    pub fn apply_deferred_shift(&mut self, m: &mut Module) {
         let Some(d) = self.deferred.take() else { return };
         let depth = d.parent.len();
-        let len = self.nodes[d.parent_idx].children[d.region][d.block].len();
+        let kids = &self.nodes[d.parent_idx].children[d.region][d.block];
+        let (first, len) = (d.first_moved().min(kids.len()), kids.len());
+        let ops = &mut op_at_path_mut(m, &self.nodes[d.parent_idx].path).regions[d.region].blocks
+            [d.block]
+            .ops;
+        let mut tail: Vec<Option<Op>> = ops.drain(first..).map(Some).collect();
+        for &s in &kids[first..] {
+            let at = self.nodes[s].path[depth].2 - first;
+            ops.extend(tail.get_mut(at).and_then(Option::take));
+        }
+        debug_assert!(tail.iter().all(Option::is_none), "deferred insertions: an op left out");
         let mut stack: Vec<OpIdx> = Vec::new();
-        for j in d.first_moved().min(len)..len {
-            let s = self.nodes[d.parent_idx].children[d.region][d.block][j];
-            stack.push(s);
+        for j in first..len {
+            stack.push(self.nodes[d.parent_idx].children[d.region][d.block][j]);
             while let Some(o) = stack.pop() {
                 let n = &mut self.nodes[o];
                 n.path[depth].2 = j;
@@ -807,7 +821,7 @@ impl Graph {
                 continue;
             }
             last = Some(o);
-            for v in &mut op_at_path_mut(m, &self.path_of(o)).operands {
+            for v in &mut op_at_path_mut(m, &self.nodes[o].path).operands {
                 if *v == from {
                     *v = to;
                 }
@@ -828,12 +842,13 @@ impl Graph {
         &self.nodes[i].name
     }
     pub fn op<'m>(&self, m: &'m Module, i: OpIdx) -> &'m Op {
-        op_at_path(m, &self.path_of(i))
+        op_at_path(m, &self.nodes[i].path)
     }
     pub fn op_mut<'m>(&self, m: &'m mut Module, i: OpIdx) -> &'m mut Op {
-        op_at_path_mut(m, &self.path_of(i))
+        op_at_path_mut(m, &self.nodes[i].path)
     }
-    /// The path of op `i` now (its stored path with deferred insertions applied).
+    /// The path of op `i` in the order of the ops (its stored path, where it is in the
+    /// module, with deferred insertions applied).
     pub fn path_of(&self, i: OpIdx) -> Cow<'_, Path> {
         let stored = &self.nodes[i].path;
         match &self.deferred {

@@ -5,7 +5,7 @@
 use crate::print::attr::NamedAttr;
 use crate::print::ir::{Attr, Module, Op, Syntax, ValueId};
 use crate::print::sdy::TensorSharding;
-use crate::propagation::edges::{insert_op, insertion_after, post_order};
+use crate::propagation::edges::{insertion_after, post_order};
 use crate::propagation::graph::{Graph, GraphCache, OpIdx, Path};
 use std::rc::Rc;
 
@@ -55,7 +55,7 @@ impl<'a> Rewriter<'a> {
 
     /// Removes the markers.
     pub fn finish(mut self) {
-        self.cache.graph_mut().apply_deferred_shift();
+        self.cache.graph_mut().apply_deferred_shift(self.m);
         // The index edited in place along the module is the one a rebuild gives.
         #[cfg(debug_assertions)]
         {
@@ -122,8 +122,7 @@ impl<'a> Rewriter<'a> {
 
     /// Inserts `op` at `at` and updates the index in place (no rebuild).
     fn insert(&mut self, at: &mut Cursor, op: Op) {
-        insert_op(self.m, &at.parent, at.region, at.block, at.index, op);
-        self.cache.graph_mut().note_inserted(self.m, &at.parent, at.region, at.block, at.index);
+        self.cache.graph_mut().insert(self.m, &at.parent, at.region, at.block, at.index, op);
         self.cache.edited(self.m);
         at.index += 1;
     }
@@ -167,11 +166,13 @@ impl<'a> Rewriter<'a> {
     /// Replaces the uses of op `key`'s only result by `by` and erases the op.
     pub fn replace_op(&mut self, key: OpKey, by: ValueId) {
         let Some(i) = self.find(key) else { return };
+        // The module in order first: the removal goes by the module's paths.
+        self.cache.graph_mut().apply_deferred_shift(self.m);
         let g = self.graph();
         if let Some(&r) = g.nodes[i].results.first() {
             self.m.top.replace_uses(r, by);
         }
-        crate::propagation::graph::remove_op_at(self.m, &g.path_of(i));
+        crate::propagation::graph::remove_op_at(self.m, &g.nodes[i].path);
         self.cache.invalidate();
     }
 }
