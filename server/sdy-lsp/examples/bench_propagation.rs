@@ -3,12 +3,16 @@
 //!
 //! ```text
 //! cargo run --release -p sdy-lsp --example bench_propagation -- FILE [--runs N]
-//!     [--pass FLAG|PIPELINE] [--verifier off|on|both] [--no-oracle]
+//!     [--pass FLAG|PIPELINE] [--shardy-pass PIPELINE] [--verifier off|on|both] [--no-oracle]
 //! ```
 //!
 //! FILE may be `.mlir` or `.mlir.gz`. `--pass` takes one pass flag or a textual
 //! pipeline as `-pass-pipeline` does, e.g. propagation and the export path:
 //! `'builtin.module(sdy-propagation-pipeline,sdy-export-pipeline{enable-insert-explicit-collectives=true})'`.
+//! `--shardy-pass` gives Shardy's side another textual pipeline, for passes the two
+//! sides spell differently: the oracle's older export pipeline lacks
+//! `sdy-inline-meshes` (and `sdy-verify-unreduced-axes`, which it does not have), so
+//! like for like is `--shardy-pass '...,sdy-export-pipeline{...},sdy-inline-meshes)'`.
 //! Prints the median (and min) over `--runs` runs (default 5, after one warm-up) of
 //! * `passes`: what Shardy's `PassManager.run` does: building the IR of the parsed
 //!   module and running the passes (parse and print excluded), and
@@ -44,6 +48,7 @@ fn main() {
     let mut runs = 5usize;
     let mut flag = "-sdy-propagation-pipeline".to_string();
     let mut oracle = true;
+    let mut shardy_override = None;
     let mut verifier = Verifier::Off;
     let mut file = None;
     let mut it = args.iter();
@@ -52,6 +57,7 @@ fn main() {
             "--runs" => runs = it.next().and_then(|n| n.parse().ok()).unwrap_or(runs).max(1),
             "--pass" => flag = it.next().cloned().unwrap_or(flag),
             "--no-oracle" => oracle = false,
+            "--shardy-pass" => shardy_override = it.next().cloned(),
             "--verifier" => {
                 verifier = match it.next().map(String::as_str) {
                     Some("on") => Verifier::On,
@@ -65,7 +71,7 @@ fn main() {
     let Some(file) = file else {
         eprintln!(
             "usage: bench_propagation FILE [--runs N] [--pass FLAG|PIPELINE] \
-             [--verifier off|on|both] [--no-oracle]"
+             [--shardy-pass PIPELINE] [--verifier off|on|both] [--no-oracle]"
         );
         std::process::exit(2);
     };
@@ -81,6 +87,7 @@ fn main() {
         ),
     };
     let specs = specs.unwrap_or_else(|e| panic!("{e}"));
+    let shardy_pipeline = shardy_override.unwrap_or(shardy_pipeline);
     let pipeline = || {
         let mut p = Pipeline::new();
         for spec in &specs {
@@ -89,7 +96,7 @@ fn main() {
         p
     };
     println!(
-        "file: {file} ({:.1} MB), passes {shardy_pipeline}, {runs} runs",
+        "file: {file} ({:.1} MB), passes {flag}, Shardy's {shardy_pipeline}, {runs} runs",
         text.len() as f64 / 1e6
     );
     let chunks = sdy_analysis::parse_chunks(&text, false);

@@ -67,8 +67,8 @@ pub fn replace_uses_through(m: &mut Module, map: &HashMap<ValueId, ValueId>) {
 /// Where to insert right after `v`'s definition: (parent path, region, block, index).
 pub fn insertion_after(g: &Graph, v: ValueId) -> Option<InsertPoint> {
     match g.def(v)? {
-        Def::Result { op, .. } => point_after(&g.nodes[op].path),
-        Def::Arg { op, region, block, .. } => Some((g.nodes[op].path.clone(), region, block, 0)),
+        Def::Result { op, .. } => point_after(&g.path_of(op)),
+        Def::Arg { op, region, block, .. } => Some((g.path_of(op).into_owned(), region, block, 0)),
     }
 }
 

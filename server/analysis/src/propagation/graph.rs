@@ -5,6 +5,7 @@
 //! `sdy.sharding`, sdy op properties, data-flow edge owners and edges).
 
 use super::axis;
+use super::deferred_shift::DeferredShift;
 use crate::print::ir::{Attr, Block, Module, Op, Syntax, ValueId};
 use crate::print::sdy::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
 use rustc_hash::FxHashMap;
@@ -142,6 +143,8 @@ pub struct Graph {
     /// The uses of values changed by incremental edits since the build (by slot, in
     /// the order a rebuild would list them), in place of `use_list`'s.
     use_over: FxHashMap<usize, Vec<(OpIdx, usize)>>,
+    /// Insertions not yet applied to the stored paths (read them with [`Graph::path_of`]).
+    deferred: Option<Box<DeferredShift>>,
 }
 
 /// The graph's symbol tables, as in [`Graph`].
@@ -653,55 +656,51 @@ impl Graph {
 
     /// Adds use `(op, k)` of `v` where a rebuild would list it (pre-order of the users).
     fn add_use(&mut self, v: ValueId, op: OpIdx, k: usize) {
-        let key = (&self.nodes[op].path, k);
+        let key = (self.path_of(op), k);
         let pos = self
             .uses(v)
             .iter()
-            .position(|&(o, j)| (&self.nodes[o].path, j) > key)
+            .position(|&(o, j)| (self.path_of(o), j) > key)
             .unwrap_or(self.uses(v).len());
         self.uses_mut(v).insert(pos, (op, k));
     }
 
-    /// Keeps the index valid after `op` was inserted at `index` of block `block` of
-    /// region `region` of the op at `parent` (by [`super::edges::insert_op`]): the new
-    /// op is appended to the nodes (the others keep their indices), the paths of the
-    /// ops after it in its block are shifted. Only for ops without regions or symbols.
-    /// Returns the new op's index.
-    pub fn note_inserted(
+    /// Inserts `op` (without regions or symbols) at `index` of block `block` of region
+    /// `region` of the op at `parent` (a current path), in `m` and in the index: the
+    /// new op is appended to the nodes (the others keep their indices). Until the
+    /// insertions into that block are applied ([`DeferredShift`]), the op is appended
+    /// to the block in `m` and the later ops keep their place, so no insertion moves
+    /// the ops after it. Returns the new op's index.
+    pub fn insert(
         &mut self,
-        m: &Module,
+        m: &mut Module,
         parent: &[(usize, usize, usize)],
         region: usize,
         block: usize,
         index: usize,
+        op: Op,
     ) -> OpIdx {
         let mut p = 0;
         for &(r, b, o) in parent {
             p = self.nodes[p].children[r][b][o];
         }
-        let index = index.min(self.nodes[p].children[region][block].len());
-        let depth = parent.len();
-        let mut stack: Vec<OpIdx> = Vec::new();
-        for j in index..self.nodes[p].children[region][block].len() {
-            let s = self.nodes[p].children[region][block][j];
-            let n = &mut self.nodes[s];
-            n.path[depth].2 += 1;
-            if !n.children.is_empty() {
-                stack.extend(n.children.iter().flatten().flatten().copied());
-                while let Some(d) = stack.pop() {
-                    let n = &mut self.nodes[d];
-                    n.path[depth].2 += 1;
-                    stack.extend(n.children.iter().flatten().flatten().copied());
-                }
-            }
+        if self.deferred.as_ref().is_some_and(|d| !d.is_block(p, region, block)) {
+            self.apply_deferred_shift(m);
         }
-        let mut path = Path::from_slice(parent);
-        path.push((region, block, index));
-        let op = op_at_path(m, &path);
-        debug_assert!(op.regions.is_empty());
+        let index = index.min(self.nodes[p].children[region][block].len());
         let idx = self.nodes.len();
-        self.nodes[p].children[region][block].insert(index, idx);
-        let operands = mlir_operands(op);
+        let pending = self
+            .deferred
+            .get_or_insert_with(|| {
+                Box::new(DeferredShift::new(Path::from_slice(parent), p, region, block))
+            })
+            .insert(idx, index);
+        // The parent is outside the block, so its stored path is where it is in `m`.
+        let ops = &mut op_at_path_mut(m, &self.nodes[p].path).regions[region].blocks[block].ops;
+        let mut path = self.nodes[p].path.clone();
+        path.push((region, block, ops.len()));
+        debug_assert!(op.regions.is_empty());
+        let operands = mlir_operands(&op);
         self.nodes.push(Node {
             path,
             parent: Some(p),
@@ -717,10 +716,43 @@ impl Graph {
             let s = self.ensure(r);
             self.defs[s] = Some(Def::Result { op: idx, index: i });
         }
+        ops.push(op);
+        self.nodes[p].children[region][block].insert(index, idx);
         for (k, &v) in operands.iter().enumerate() {
             self.add_use(v, idx, k);
         }
+        if pending >= DeferredShift::LIMIT {
+            self.apply_deferred_shift(m);
+        }
         idx
+    }
+
+    /// Applies the deferred insertions: the ops of the block from the first insertion
+    /// point on are put in their order in `m`, and they (and the ops nested in them)
+    /// get their index in the stored paths.
+    pub fn apply_deferred_shift(&mut self, m: &mut Module) {
+        let Some(d) = self.deferred.take() else { return };
+        let depth = d.parent.len();
+        let kids = &self.nodes[d.parent_idx].children[d.region][d.block];
+        let (first, len) = (d.first_moved().min(kids.len()), kids.len());
+        let ops = &mut op_at_path_mut(m, &self.nodes[d.parent_idx].path).regions[d.region].blocks
+            [d.block]
+            .ops;
+        let mut tail: Vec<Option<Op>> = ops.drain(first..).map(Some).collect();
+        for &s in &kids[first..] {
+            let at = self.nodes[s].path[depth].2 - first;
+            ops.extend(tail.get_mut(at).and_then(Option::take));
+        }
+        debug_assert!(tail.iter().all(Option::is_none), "deferred insertions: an op left out");
+        let mut stack: Vec<OpIdx> = Vec::new();
+        for j in first..len {
+            stack.push(self.nodes[d.parent_idx].children[d.region][d.block][j]);
+            while let Some(o) = stack.pop() {
+                let n = &mut self.nodes[o];
+                n.path[depth].2 = j;
+                stack.extend(n.children.iter().flatten().flatten().copied());
+            }
+        }
     }
 
     /// Whether this index (maybe edited in place) describes the same module as the
@@ -814,6 +846,20 @@ impl Graph {
     }
     pub fn op_mut<'m>(&self, m: &'m mut Module, i: OpIdx) -> &'m mut Op {
         op_at_path_mut(m, &self.nodes[i].path)
+    }
+    /// The path of op `i` in the order of the ops (its stored path, where it is in the
+    /// module, with deferred insertions applied).
+    pub fn path_of(&self, i: OpIdx) -> Cow<'_, Path> {
+        let stored = &self.nodes[i].path;
+        match &self.deferred {
+            Some(d) if d.affects(stored) => {
+                let mut p = stored.clone();
+                let k = d.parent.len();
+                p[k].2 = d.resolve(i, p[k].2);
+                Cow::Owned(p)
+            }
+            _ => Cow::Borrowed(stored),
+        }
     }
     pub fn def(&self, v: ValueId) -> Option<Def> {
         self.defs.get(self.slot(v)?).copied().flatten()

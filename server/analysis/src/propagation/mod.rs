@@ -17,6 +17,7 @@
 pub mod axis;
 pub mod constraints;
 pub mod control;
+pub mod deferred_shift;
 pub mod driver;
 pub mod edges;
 pub mod editor;

@@ -5,7 +5,7 @@
 use crate::print::attr::NamedAttr;
 use crate::print::ir::{Attr, Module, Op, Syntax, ValueId};
 use crate::print::sdy::TensorSharding;
-use crate::propagation::edges::{insert_op, insertion_after, post_order};
+use crate::propagation::edges::{insertion_after, post_order};
 use crate::propagation::graph::{Graph, GraphCache, OpIdx, Path};
 use std::rc::Rc;
 
@@ -54,8 +54,8 @@ impl<'a> Rewriter<'a> {
     }
 
     /// Removes the markers.
-    #[allow(unused_mut)] // mutable for the check in debug builds
     pub fn finish(mut self) {
+        self.cache.graph_mut().apply_deferred_shift(self.m);
         // The index edited in place along the module is the one a rebuild gives.
         #[cfg(debug_assertions)]
         {
@@ -104,7 +104,7 @@ impl<'a> Rewriter<'a> {
     pub fn before(&mut self, key: OpKey) -> Option<Cursor> {
         let i = self.find(key)?;
         let (last, parent) =
-            self.graph().nodes[i].path.split_last().map(|(l, p)| (*l, Path::from(p)))?;
+            self.graph().path_of(i).split_last().map(|(l, p)| (*l, Path::from(p)))?;
         Some(Cursor { parent, region: last.0, block: last.1, index: last.2 })
     }
 
@@ -122,8 +122,7 @@ impl<'a> Rewriter<'a> {
 
     /// Inserts `op` at `at` and updates the index in place (no rebuild).
     fn insert(&mut self, at: &mut Cursor, op: Op) {
-        insert_op(self.m, &at.parent, at.region, at.block, at.index, op);
-        self.cache.graph_mut().note_inserted(self.m, &at.parent, at.region, at.block, at.index);
+        self.cache.graph_mut().insert(self.m, &at.parent, at.region, at.block, at.index, op);
         self.cache.edited(self.m);
         at.index += 1;
     }
@@ -167,6 +166,8 @@ impl<'a> Rewriter<'a> {
     /// Replaces the uses of op `key`'s only result by `by` and erases the op.
     pub fn replace_op(&mut self, key: OpKey, by: ValueId) {
         let Some(i) = self.find(key) else { return };
+        // The module in order first: the removal goes by the module's paths.
+        self.cache.graph_mut().apply_deferred_shift(self.m);
         let g = self.graph();
         if let Some(&r) = g.nodes[i].results.first() {
             self.m.top.replace_uses(r, by);
