@@ -4,18 +4,23 @@ Shardy, ../../../../shared/oracle/oracle_opt.py) and `sdy-lsp opt`, compared chu
 chunk.
 
   run.py --bin PATH/TO/sdy-lsp [--seed S] [--count N] [--pass FLAG ...] [--show K] [--gen GEN.py]
-         [--stderr] [--export]
+         [--stderr] [--export] [--jobs J]
 
 For each pass flag (default: the four strategy passes and the pipeline) prints the
 number of programs the oracle accepts, how many of those print exactly the same, and
 how many have the same shardings (every `#sdy.sharding...`/`<@mesh...>` in order), and
 over all printed shardings of the oracle, how many sdy-lsp prints identically (aligned
-with difflib, so one extra or missing sharding does not shift the rest).
+with difflib, so one extra or missing sharding does not shift the rest), and lists the
+programs that differ. The oracle runs through oracle_stream.py, one JSON line per
+program: where the real Shardy crashes (it segfaults on some programs), the batch goes
+on after that program, which is counted as an oracle crash and left out.
 Exit status 0 whatever the score (it is a measurement). Standard library only.
 """
 
 import argparse
+import concurrent.futures as cf
 import difflib
+import json
 import os
 import re
 import subprocess
@@ -83,45 +88,47 @@ def batch_text(chunks, idx):
     return "// -----\n".join(chunks[i] for i in idx)
 
 
-def run_oracle(oracle, chunks, flag, tmp, batch):
-    """The oracle's output per chunk (None where it crashed), and the stderr of each
-    batch that ran whole: [(chunk indices, stderr)]. Chunks go in batches; a batch whose
-    run crashes is rerun in halves."""
-    out = [None] * len(chunks)
-    errs = []
+VENV = os.environ.get("SDY_ORACLE_VENV") or os.path.expanduser("~/.cache/sdy-oracle-venv")
+STREAM = os.path.join(HERE, "oracle_stream.py")
 
-    def run(idx):
-        path = os.path.join(tmp, "batch.mlir")
+
+def run_oracle(oracle, chunks, flag, tmp, batch, jobs=1):
+    """The oracle's output per chunk (None where it crashed), the number of crashes, and
+    per batch the stderr of each chunk: [(chunk indices, [stderr or None if crashed])].
+    Each batch is one file; oracle_stream.py prints chunk by chunk, so a crash (the real
+    Shardy segfaults on some programs) costs one restart after the chunk it died on."""
+    flags = flag if isinstance(flag, list) else ([flag] if flag else [])
+    python = os.path.join(VENV, "bin", "python")
+    out = [None] * len(chunks)
+
+    def solve(n, idx):
+        path = os.path.join(tmp, "oracle-%d.mlir" % n)
         with open(path, "w") as f:
             f.write(batch_text(chunks, idx))
-        flags = flag if isinstance(flag, list) else ([flag] if flag else [])
-        cmd = [sys.executable, oracle, path, "-split-input-file"] + flags
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode < 0 or r.returncode > 1:
-            return None
-        return split_out(r.stdout), r.stderr
+        errs, crashed, start = [None] * len(idx), 0, 0
+        while start < len(idx):
+            r = subprocess.run([python, STREAM, oracle, path, str(start)] + flags,
+                               capture_output=True, text=True)
+            done = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+            for d in done:
+                out[idx[d["i"]]], errs[d["i"]] = d["out"], d["err"]
+            start = done[-1]["i"] + 1 if done else start
+            if start < len(idx):
+                if r.returncode >= 0 and not done:
+                    sys.exit("oracle_stream.py failed (exit %d) on chunk %d of %s:\n%s" % (
+                        r.returncode, start, path, r.stderr[-3000:]))
+                crashed += 1  # killed by a signal in chunk `start`
+                start += 1
+        return idx, errs, crashed
 
-    crashes = 0
+    batches = [list(range(s, min(s + batch, len(chunks)))) for s in range(0, len(chunks), batch)]
+    with cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        results = list(pool.map(lambda nb: solve(*nb), enumerate(batches)))
+    return out, sum(c for _, _, c in results), [(idx, errs) for idx, errs, _ in results]
 
-    def solve(idx):
-        nonlocal crashes
-        res = run(idx)
-        if res is not None and len(res[0]) == len(idx):
-            res, err = res
-            errs.append((idx, err))
-            for i, t in zip(idx, res):
-                out[i] = t
-            return
-        if len(idx) == 1:
-            crashes += 1
-            return
-        half = len(idx) // 2
-        solve(idx[:half])
-        solve(idx[half:])
 
-    for start in range(0, len(chunks), batch):
-        solve(list(range(start, min(start + batch, len(chunks)))))
-    return out, crashes, errs
+def joined(parts):
+    return "".join(p for p in parts if p)
 
 
 LOC_RE = re.compile(r"^(?:[^:\n]*):(\d+):\d+: ")
@@ -159,31 +166,31 @@ def export_run(a, chunks):
     total = same = same_out = rejected = 0
     differ = []
     with tempfile.TemporaryDirectory() as d:
-        # The oracle per batch (a batch it crashes on is rerun in halves); sdy-lsp on
-        # exactly the batches that ran whole, at the same path, so file lines agree.
-        outs, crashes, errs = run_oracle(a.oracle, chunks, flags, d, a.batch)
-        path = os.path.join(d, "batch.mlir")
-        for idx, their_err in errs:
-            with open(path, "w") as f:
-                f.write(batch_text(chunks, idx))
+        # The oracle per batch; sdy-lsp on the same files, so file lines agree. Programs
+        # the oracle crashed on are left out.
+        outs, crashes, errs = run_oracle(a.oracle, chunks, flags, d, a.batch, a.jobs)
+        for n, (idx, their_errs) in enumerate(errs):
+            path = batch_file(d, n, chunks, idx)
             m = subprocess.run([a.bin, "opt", path, "-split-input-file"] + flags,
                                capture_output=True, text=True)
-            oo, mo = [outs[i] or "" for i in idx], split_out(m.stdout)
-            starts = chunk_starts(chunks, idx)
-            oe, me = stderr_by_chunk(their_err, starts), stderr_by_chunk(m.stderr, starts)
-            if oe.get(None, "") != me.get(None, ""):
-                differ.append((idx[0], "unlocated stderr of the batch", oe.get(None, ""), me.get(None, "")))
+            mo = split_out(m.stdout)
+            me = stderr_by_chunk(m.stderr, chunk_starts(chunks, idx))
+            if me.get(None, ""):
+                differ.append((idx[0], "unlocated stderr of the batch", "", me[None]))
             for k, i in enumerate(idx):
+                if outs[i] is None:
+                    continue
                 total += 1
-                ot, mt = oo[k], mo[k] if k < len(mo) else ""
+                ot, mt = outs[i], mo[k] if k < len(mo) else ""
+                oe, mek = their_errs[k], me.get(k, "")
                 rejected += not ot.strip()
                 ok_out = ot == mt
-                ok_err = oe.get(k, "") == me.get(k, "")
+                ok_err = oe == mek
                 same_out += ok_out
                 same += ok_out and ok_err
                 if not (ok_out and ok_err):
                     differ.append((i, "stdout" if not ok_out else "stderr",
-                                   ot if not ok_out else oe.get(k, ""), mt if not ok_out else me.get(k, "")))
+                                   ot if not ok_out else oe, mt if not ok_out else mek))
     if crashes:
         print("(the oracle crashed on %d programs, left out: %s)" % (
             crashes, " ".join(str(i) for i, o in enumerate(outs) if o is None)))
@@ -196,21 +203,32 @@ def export_run(a, chunks):
         same, total, 100.0 * same / max(total, 1), same_out, total, rejected))
 
 
+def batch_file(tmp, n, chunks, idx):
+    """The file run_oracle gave the oracle for batch n (diagnostics name it)."""
+    path = os.path.join(tmp, "oracle-%d.mlir" % n)
+    with open(path, "w") as f:
+        f.write(batch_text(chunks, idx))
+    return path
+
+
 def same_stderr(binary, chunks, flag, tmp, errs, show):
     """How many of the oracle's batches `sdy-lsp opt` gives the same stderr for, byte
-    for byte (run on the same file, so names and lines agree), and how many had any.
-    Prints the first `show` differences."""
+    for byte (run on the same file, so names and lines agree; the share of programs the
+    oracle crashed on left out), and how many had any. Prints the first `show`
+    differences."""
     same = nonempty = 0
-    for idx, theirs in errs:
-        path = os.path.join(tmp, "batch.mlir")
-        with open(path, "w") as f:
-            f.write(batch_text(chunks, idx))
+    for n, (idx, their_errs) in enumerate(errs):
+        path = batch_file(tmp, n, chunks, idx)
         r = subprocess.run([binary, "opt", path, "-split-input-file", flag], capture_output=True, text=True)
-        same += r.stderr == theirs
-        if r.stderr != theirs and show > 0:
+        ours_by_chunk = stderr_by_chunk(r.stderr, chunk_starts(chunks, idx))
+        kept = [k for k, e in enumerate(their_errs) if e is not None]
+        theirs = joined(their_errs[k] for k in kept)
+        ours = ours_by_chunk.get(None, "") + joined(ours_by_chunk.get(k, "") for k in kept)
+        same += ours == theirs
+        if ours != theirs and show > 0:
             show -= 1
             print("=== %s stderr of chunks %s" % (flag, idx))
-            print("".join(difflib.unified_diff(theirs.splitlines(True), r.stderr.splitlines(True), "oracle", "sdy-lsp")))
+            print("".join(difflib.unified_diff(theirs.splitlines(True), ours.splitlines(True), "oracle", "sdy-lsp")))
         nonempty += bool(theirs)
     return same, nonempty
 
@@ -225,7 +243,8 @@ def main():
     ap.add_argument("--show-text", type=int, default=0,
                     help="print the first K programs whose output differs only in text")
     ap.add_argument("--oracle", default=ORACLE)
-    ap.add_argument("--batch", type=int, default=50)
+    ap.add_argument("--batch", type=int, default=100)
+    ap.add_argument("--jobs", type=int, default=1, help="oracle processes at once")
     ap.add_argument("--what", choices=["shardings", "rules"], default="shardings",
                     help="what to compare besides whole outputs: printed shardings or sharding rules")
     ap.add_argument("--pretty", action="store_true",
@@ -253,11 +272,11 @@ def main():
         return export_run(a, chunks)
     with tempfile.TemporaryDirectory() as d:
         if a.pretty:
-            printed, _, _ = run_oracle(a.oracle, chunks, None, d, a.batch)
+            printed, _, _ = run_oracle(a.oracle, chunks, None, d, a.batch, a.jobs)
             chunks = [p for p in printed if p and p.strip()]
             gen = "// -----\n".join(chunks)
         if a.prepare:
-            printed, _, _ = run_oracle(a.oracle, chunks, a.prepare, d, a.batch)
+            printed, _, _ = run_oracle(a.oracle, chunks, a.prepare, d, a.batch, a.jobs)
             chunks = [p for p in printed if p and p.strip()]
             gen = "// -----\n".join(chunks)
             print("prepared %d programs with %s (%d with sdy.reshard, %d reshards)" % (
@@ -268,7 +287,7 @@ def main():
         total_sh = total_sh_same = 0
         crashed = 0
         for p in passes:
-            oc, n_crash, errs = run_oracle(a.oracle, chunks, p, d, a.batch)
+            oc, n_crash, errs = run_oracle(a.oracle, chunks, p, d, a.batch, a.jobs)
             crashed += n_crash
             path = os.path.join(d, "all.mlir")
             with open(path, "w") as f:
@@ -277,6 +296,7 @@ def main():
             mc = split_out(m.stdout)
             valid = same = same_sh = 0
             sh_total = sh_same = 0
+            differ = []
             shown = shown_text = 0
             for i, chunk in enumerate(chunks):
                 ot = oc[i]
@@ -291,6 +311,7 @@ def main():
                     same += 1
                     same_sh += 1
                     continue
+                differ.append(i)
                 if osh == extract(mt):
                     same_sh += 1
                     if shown_text < a.show_text:
@@ -310,9 +331,11 @@ def main():
             total_valid += valid
             total_sh += sh_total
             total_sh_same += sh_same
-            print("%-32s valid %4d  exact %4d (%.1f%%)  same %s %4d (%.1f%%)  %s %6d/%6d (%.2f%%)" % (
+            print("%-32s valid %4d  exact %4d (%.1f%%)  same %s %4d (%.1f%%)  %s %6d/%6d (%.2f%%)  oracle crashes %d" % (
                 p, valid, same, 100.0 * same / max(valid, 1), a.what, same_sh, 100.0 * same_sh / max(valid, 1), a.what,
-                sh_same, sh_total, 100.0 * sh_same / max(sh_total, 1)))
+                sh_same, sh_total, 100.0 * sh_same / max(sh_total, 1), n_crash))
+            if differ:
+                print("%-32s differing programs: %s" % (p, " ".join(map(str, differ))))
         if crashed:
             print("(the oracle crashed on %d program runs; they are left out)" % crashed)
         print("overall: %d/%d programs exact (%.1f%%), %d/%d %s identical (%.2f%%)" % (

@@ -621,6 +621,11 @@ pub fn reduce_dim_out_of_bounds(dim: i64, rank: usize) -> String {
 pub fn reduce_duplicate_dim(dim: i64) -> String {
     format!("Duplicate reduction dimension: {dim}")
 }
+pub fn reduce_init_shape(region: &str, init: &str) -> String {
+    format!(
+        "The shape of reduction-region's result type at index 0 differs from the op's corresponding init-value type: '{region}' vs {init}"
+    )
+}
 pub fn reduce_not_promotable(region: &str, init: &str) -> String {
     format!(
         "The element-type of reduction-region's result type at index 0 is expected to be promotable from the op's corresponding init-value element-type: '{region}' vs '{init}'"
@@ -630,6 +635,28 @@ pub const FLOAT_OR_COMPLEX_TENSOR: &str = "4/6/8/16/32/64-bit float or complex t
 pub const INT_FLOAT_OR_COMPLEX_TENSOR: &str = "2/4/8/16/32/64-bit integer or 4/6/8/16/32/64-bit float or complex type with 32/64-bit float elements or per-tensor integer quantized values";
 pub const SIGNLESS_INT_FLOAT_OR_COMPLEX_TENSOR: &str = "2/4/8/16/32/64-bit signless integer or 4/6/8/16/32/64-bit float or complex type with 32/64-bit float elements or per-tensor integer quantized values";
 pub const BOOL_OR_INT_TENSOR: &str = "bool or 2/4/8/16/32/64-bit integer values";
+pub const INT_TENSOR: &str = "2/4/8/16/32/64-bit integer values";
+pub const FLOAT_TENSOR: &str = "4/6/8/16/32/64-bit float or per-tensor integer quantized values";
+pub const FLOAT_OR_COMPLEX_NOT_QUANTIZED_TENSOR: &str =
+    "4/6/8/16/32/64-bit float or complex type with 32/64-bit float elements values";
+pub fn bitcast_real_complex(operand: &str, result: &str) -> String {
+    format!("cannot convert between real and complex types, but got: {operand} and {result}")
+}
+pub fn bitcast_rank(smaller: usize, larger: usize) -> String {
+    format!(
+        "rank of smaller element type ({smaller}) should be 1 more than rank of larger element type ({larger}), but {smaller} != {larger} + 1."
+    )
+}
+pub fn bitcast_widths(operand: &str, result: &str, small: i64, last: i64, big: i64) -> String {
+    format!(
+        "requires compatible bit widths. Got: {operand} and {result}, but {small} * {last} != {big}."
+    )
+}
+pub fn bitcast_shapes(operand: &str, result: &str) -> String {
+    format!(
+        "operand and result shapes must match except for the innermost dimension of the shape with the smaller element type. Got: {operand} and {result}."
+    )
+}
 pub fn operand_must_be(i: usize, what: &str, ty: &str) -> String {
     format!("operand #{i} must be ranked tensor of {what}, but got {ty}")
 }
@@ -639,6 +666,13 @@ pub fn pad_negative_interior(v: i64) -> String {
 pub const PAD_SIZES_DIFFER: &str = "failed to verify that all of {edge_padding_low, edge_padding_high, interior_padding} have same size";
 pub const IOTA_SCALAR: &str = "does not support scalars.";
 pub const IOTA_DIM_TOO_LARGE: &str = "iota dimension cannot go beyond the output rank.";
+pub fn dynamic_slice_rank(indices: usize, rank: usize) -> String {
+    format!("has mismatched number of start indices ({indices}) and the rank of operand ({rank})")
+}
+pub const DYNAMIC_SLICE_INDEX_TYPES: &str = "start indices must have same element type";
+pub fn start_index_not_scalar_int(i: usize, ty: &str) -> String {
+    format!("operand #{i} must be variadic of 0D tensor of 2/4/8/16/32/64-bit integer values, but got {ty}")
+}
 pub fn dynamic_slice_count(sizes: usize, starts: usize) -> String {
     format!("has mismatched number of slice sizes ({sizes}) and number of start indices ({starts})")
 }

@@ -400,7 +400,7 @@ impl Parser<'_> {
             FunctionType => self.strict_function_type().map(|_| ()),
             SameType | Type => self.strict_type().map(|_| ()),
             TypeList => {
-                if self.strict_type()? {
+                if self.strict_type()?.is_some() {
                     return Ok(());
                 }
                 while self.eat(TokenKind::Comma).is_some() {
@@ -414,22 +414,9 @@ impl Parser<'_> {
     /// A type that must be a function type; how many inputs it has.
     fn strict_function_type(&mut self) -> Result<usize, Mistake> {
         let start = self.peek();
-        if self.at(TokenKind::LParen) {
-            // Count the inputs: top-level commas inside the parentheses.
-            let save = self.save();
-            self.bump();
-            let mut n = usize::from(!self.at(TokenKind::RParen));
-            while !self.at_eof() && !self.at(TokenKind::RParen) && !self.nl_before() {
-                if self.at(TokenKind::Comma) {
-                    n += 1;
-                }
-                self.skip_balanced();
-            }
-            self.restore(save);
-            self.strict_type()?;
-            return Ok(n);
+        if let Some(inputs) = self.strict_type()? {
+            return Ok(inputs);
         }
-        self.strict_type()?;
         let text = self.text_from(start.start).to_string();
         Err(Mistake {
             span: self.rel(start),
@@ -776,14 +763,17 @@ impl Parser<'_> {
         }
     }
 
-    /// One type, read as MLIR's type parser reads it. Whether it is a function type.
-    fn strict_type(&mut self) -> Result<bool, Mistake> {
+    /// One type, read as MLIR's type parser reads it. A function type: its number of
+    /// inputs.
+    fn strict_type(&mut self) -> Result<Option<usize>, Mistake> {
         match self.kind() {
             TokenKind::LParen => {
                 self.bump();
+                let mut inputs = 0;
                 if self.eat(TokenKind::RParen).is_none() {
                     loop {
                         self.strict_type()?;
+                        inputs += 1;
                         if self.eat(TokenKind::Comma).is_some() {
                             continue;
                         }
@@ -807,9 +797,9 @@ impl Parser<'_> {
                 } else {
                     self.strict_non_function_type()?;
                 }
-                Ok(true)
+                Ok(Some(inputs))
             }
-            _ => self.strict_non_function_type().map(|_| false),
+            _ => self.strict_non_function_type().map(|_| None),
         }
     }
 

@@ -1,6 +1,6 @@
-//! Element-wise ops: the element types their operands allow, compare.
+//! Element-wise ops: the element types their operands allow, compare, bitcast_convert.
 
-use super::{Operands, Tensor};
+use super::{plain, Operands, Tensor};
 use crate::verify::messages as msg;
 use crate::verify::Violation;
 use sdy_syntax::Span;
@@ -32,7 +32,8 @@ type ElementRule = (fn(&str) -> bool, &'static str);
 
 fn allowed(name: &str) -> Option<ElementRule> {
     Some(match name {
-        "cbrt"
+        "atan2"
+        | "cbrt"
         | "cosine"
         | "exponential"
         | "exponential_minus_one"
@@ -43,16 +44,23 @@ fn allowed(name: &str) -> Option<ElementRule> {
         | "sine"
         | "sqrt"
         | "tan"
-        | "tanh" => (
-            |e| !(e.starts_with('i') || e.starts_with("si") || e.starts_with("ui")),
-            msg::FLOAT_OR_COMPLEX_TENSOR,
-        ),
-        "negate" | "subtract" | "remainder" => (|e| e != "i1", msg::INT_FLOAT_OR_COMPLEX_TENSOR),
-        "abs" => (|e| e != "i1" && !e.starts_with("ui"), msg::SIGNLESS_INT_FLOAT_OR_COMPLEX_TENSOR),
-        "and" | "or" | "xor" => (
-            |e| e.starts_with('i') || e.starts_with("si") || e.starts_with("ui"),
-            msg::BOOL_OR_INT_TENSOR,
-        ),
+        | "tanh" => (|e| !super::is_int(e), msg::FLOAT_OR_COMPLEX_TENSOR),
+        "real" | "imag" => (|e| !super::is_int(e), msg::FLOAT_OR_COMPLEX_NOT_QUANTIZED_TENSOR),
+        "ceil" | "floor" | "round_nearest_afz" | "round_nearest_even" | "is_finite" => {
+            (super::is_float, msg::FLOAT_TENSOR)
+        }
+        "negate" | "subtract" | "remainder" | "divide" | "power" => {
+            (|e| e != "i1", msg::INT_FLOAT_OR_COMPLEX_TENSOR)
+        }
+        "abs" | "sign" => {
+            (|e| e != "i1" && !e.starts_with("ui"), msg::SIGNLESS_INT_FLOAT_OR_COMPLEX_TENSOR)
+        }
+        "and" | "or" | "xor" | "not" => (super::is_int, msg::BOOL_OR_INT_TENSOR),
+        "count_leading_zeros"
+        | "popcnt"
+        | "shift_left"
+        | "shift_right_arithmetic"
+        | "shift_right_logical" => (|e| super::is_int(e) && e != "i1", msg::INT_TENSOR),
         _ => return None,
     })
 }
@@ -72,4 +80,57 @@ pub(super) fn operand_elements(op: &Operands, name: &str) -> Result<(), Violatio
         }
     }
     Ok(())
+}
+
+/// bitcast_convert: real stays real, and the shapes agree but for one innermost
+/// dimension on the side of the narrower element type, which makes up the wider one.
+pub(super) fn bitcast_convert(op: &Operands) -> Result<(), Violation> {
+    let Some((ins, outs)) = op.tensors(1, 1) else { return Ok(()) };
+    let (operand, result) = (&ins[0], &outs[0]);
+    let complex = |e: &str| e.starts_with("complex<");
+    if complex(operand.elem) != complex(result.elem) {
+        return Err(plain(msg::bitcast_real_complex(&operand.quoted(), &result.quoted())));
+    }
+    let (Some(from), Some(to)) = (bit_width(operand.elem), bit_width(result.elem)) else {
+        return Ok(());
+    };
+    let (narrow, wide) = if from < to { (operand, result) } else { (result, operand) };
+    let mut prefix = &narrow.dims[..];
+    if from != to {
+        if narrow.rank() != wide.rank() + 1 {
+            return Err(plain(msg::bitcast_rank(narrow.rank(), wide.rank())));
+        }
+        let (last, rest) = narrow.dims.split_last().expect("rank >= 1");
+        let (small, big) = (from.min(to), from.max(to));
+        if last * small != big {
+            let (a, b) = (operand.quoted(), result.quoted());
+            return Err(plain(msg::bitcast_widths(&a, &b, small, *last, big)));
+        }
+        prefix = rest;
+    }
+    if prefix.iter().zip(&wide.dims).any(|(a, b)| a != b) {
+        return Err(plain(msg::bitcast_shapes(&operand.quoted(), &result.quoted())));
+    }
+    Ok(())
+}
+
+/// The bits of an element type (a complex number: both parts); `None` where unknown.
+fn bit_width(elem: &str) -> Option<i64> {
+    if let Some(part) = elem.strip_prefix("complex<").and_then(|e| e.strip_suffix('>')) {
+        return bit_width(part).map(|w| 2 * w);
+    }
+    let int_or_float = elem
+        .strip_prefix("ui")
+        .or_else(|| elem.strip_prefix("si"))
+        .or_else(|| elem.strip_prefix('i'))
+        .or_else(|| elem.strip_prefix('f'))
+        .and_then(|digits| digits.parse::<i64>().ok());
+    int_or_float.or(match elem {
+        "bf16" => Some(16),
+        "tf32" => Some(19),
+        _ if elem.starts_with("f4E") => Some(4),
+        _ if elem.starts_with("f6E") => Some(6),
+        _ if elem.starts_with("f8E") => Some(8),
+        _ => None,
+    })
 }

@@ -31,6 +31,7 @@ pub fn verify(cx: &Ctx, id: OpId, name: &str) -> Result<(), Violation> {
         "dot_general" => dot::dot_general(&op),
         "dot" => dot::dot(&op),
         "compare" => elementwise::compare(&op),
+        "bitcast_convert" => elementwise::bitcast_convert(&op),
         "iota" => shape::iota(&op),
         "reverse" => shape::reverse(&op),
         "partition_id" | "replica_id" => shape::id_result(&op),
@@ -219,6 +220,11 @@ fn same_elements(ts: &[&Tensor], message: &str) -> Result<(), Violation> {
 /// A floating-point element type (the rest here: integers).
 fn is_float(elem: &str) -> bool {
     elem.starts_with('f') || elem == "bf16"
+}
+
+/// An integer element type (`i1` included).
+fn is_int(elem: &str) -> bool {
+    elem.starts_with('i') || elem.starts_with("si") || elem.starts_with("ui")
 }
 
 /// `1, 2, 3`: MLIR's list printing in messages.

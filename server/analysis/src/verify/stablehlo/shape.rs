@@ -4,6 +4,7 @@
 use super::{inference, inferred_mismatch, list, plain, same_elements, tensor_text, Operands};
 use crate::verify::messages as msg;
 use crate::verify::Violation;
+use sdy_syntax::Span;
 
 pub(super) fn broadcast_in_dim(op: &Operands) -> Result<(), Violation> {
     let Some((ins, outs)) = op.tensors(1, 1) else { return Ok(()) };
@@ -199,11 +200,16 @@ pub(super) fn reduce(op: &Operands) -> Result<(), Violation> {
         }
         seen.push(d);
     }
+    // The body's values are scalars of the input's element type (the `applies` form
+    // builds it so): the init value must have its shape and promote to it.
     if init.rank() != 0 {
-        return Ok(());
+        let compact = !op.generic() && op.text_after_name().contains(" applies ");
+        if !compact {
+            return Ok(()); // the body's own types, not modelled
+        }
+        let region = tensor_text(&[], input.elem);
+        return Err(plain(msg::reduce_init_shape(&region, &init.quoted())));
     }
-    // The body's values have the input's element type (the `applies` form builds it
-    // so); the init value must promote to it.
     if super::is_float(input.elem) != super::is_float(init.elem) {
         return Err(plain(msg::reduce_not_promotable(
             &tensor_text(&[], input.elem),
@@ -248,11 +254,26 @@ pub(super) fn dynamic_slice(op: &Operands) -> Result<(), Violation> {
     let Some((ins, result)) = op.variadic() else { return Ok(()) };
     let Some(operand) = ins.first() else { return Ok(()) };
     let Some(sizes) = op.ints(&["slice_sizes", "sizes"]) else { return Ok(()) };
-    if sizes.len() != ins.len() - 1 {
-        return Err(inference(msg::dynamic_slice_count(sizes.len(), ins.len() - 1)));
+    let indices = &ins[1..];
+    // The operand constraint (ODS, before inference): scalar integer start indices.
+    if let Some((i, t)) = indices
+        .iter()
+        .enumerate()
+        .find(|(_, t)| t.rank() != 0 || !super::is_int(t.elem) || t.elem == "i1")
+    {
+        return Err(Violation::new(
+            msg::start_index_not_scalar_int(i + 1, &t.quoted()),
+            Span::default(),
+        ));
     }
-    if sizes.len() != operand.rank() {
-        return Ok(());
+    if sizes.len() != indices.len() {
+        return Err(inference(msg::dynamic_slice_count(sizes.len(), indices.len())));
+    }
+    if indices.len() != operand.rank() {
+        return Err(inference(msg::dynamic_slice_rank(indices.len(), operand.rank())));
+    }
+    if indices.iter().any(|t| t.elem != indices[0].elem) {
+        return Err(inference(msg::DYNAMIC_SLICE_INDEX_TYPES.into()));
     }
     for (i, &s) in sizes.iter().enumerate() {
         if s < 0 {
