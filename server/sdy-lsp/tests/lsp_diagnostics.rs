@@ -182,7 +182,8 @@ async fn many_documents() {
 
 /// A diagnostic on an op or value whose `loc(...)` has a Python file position: related
 /// information in that file when it exists (Shardy's message unchanged); our own
-/// "ends up replicated" note says the position in its text when the file does not.
+/// "ends up replicated" note says the position in its text when the file does not; a
+/// pass warning of the propagation run gets the related information too.
 #[tokio::test]
 async fn python_source_of_diagnostics() {
     let dir = std::env::temp_dir().join(format!("sdy-diag-loc-{}", std::process::id()));
@@ -206,6 +207,12 @@ func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}
   return %0, %1 : tensor<8xf32>, tensor<8xf32>
 }
 #loc1 = loc("model.py":3:1)
+// -----
+sdy.mesh @mesh = <["x"=2]>
+func.func @kernel(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8xf32> {
+  %0 = stablehlo.custom_call @my_kernel(%arg0) : (tensor<8xf32>) -> tensor<8xf32> loc("jit(f)/my_kernel"("model.py":4:5))
+  return %0 : tensor<8xf32>
+}
 "#;
     let mut s = TestServer::start().await;
     s.open(&uri, 1, text).await;
@@ -228,6 +235,8 @@ func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}
         10:16-10:21 info [sdy] ends up replicated: `%arg1` (`params['w']`) of `@main`: dimension 0: `{"x"}` not taken from its operand 1 at `stablehlo.add` (line 13, factor `i`): it is explicitly replicated in the value's sharding (`replicated=`)
             related DIR/model.py 2:0-2:0: Python source: `params['w']` at `model.py:3:1`
         11:16-11:21 info [sdy] ends up replicated: `%arg2` (`b`) of `@main`: dimension 0: `{"x"}` not taken from its operand 1 at `stablehlo.add` (line 14, factor `i`): it is explicitly replicated in the value's sharding (`replicated=`) (Python source: `gone.py:2:1`)
+        20:7-20:7 info [sdy] custom call @my_kernel is unknown to SDY sharding rule registry
+            related DIR/model.py 3:4-3:4: Python source: `jit(f)/my_kernel` at `model.py:4:5`
     "#]].assert_eq(&shown);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -619,7 +619,7 @@ async fn bandwidth_times_and_the_function_hover() {
 
         Memory:
         - arguments: 192 B (`%arg0` 128 B, `%arg1` 64 B)
-        - results: 256 B
+        - results: 256 B (result 0 256 B)
         - peak ≈ 512 B (arguments, and each value from its definition to its last use over the op order; no buffer reuse)
     "#]].assert_eq(h["contents"]["value"].as_str().unwrap());
     expect!["13:10-13:19"].assert_eq(&range(&h["range"]));

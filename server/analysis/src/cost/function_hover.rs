@@ -50,8 +50,16 @@ pub fn at(model: &Model, cost: &Cost, offset: u32, bw: &Bandwidth) -> Option<(Sp
         .collect();
     let args = if args.is_empty() { String::new() } else { format!(" ({})", args.join(", ")) };
     let m = &f.memory;
+    let results: Vec<String> = m
+        .per_result
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| format!("result {i} {}", human_bytes(b)))
+        .collect();
+    let results =
+        if results.is_empty() { String::new() } else { format!(" ({})", results.join(", ")) };
     md.push_str(&format!(
-        "\nMemory:\n- arguments: {}{args}\n- results: {}\n- peak ≈ {} (arguments, and each value \
+        "\nMemory:\n- arguments: {}{args}\n- results: {}{results}\n- peak ≈ {} (arguments, and each value \
          from its definition to its last use over the op order; no buffer reuse)\n",
         human_bytes(m.arguments),
         human_bytes(m.results),

@@ -53,9 +53,11 @@ pub fn functions(m: &Module) -> Vec<(String, Option<u32>, FunctionMemory)> {
             local(&s.ty, sharding_of_ref(s.attr("sdy.sharding")), &g).map_or(0, |x| x.1)
         };
         let arguments: i64 = fi.args.iter().map(slot).sum();
-        let results: i64 = fi.results.iter().map(slot).sum();
+        let per_result: Vec<i64> = fi.results.iter().map(slot).collect();
+        let results = per_result.iter().sum();
         let peak = arguments + peak_of(m, &g, ops);
-        out.push((fi.sym.clone(), g.node(f).origin, FunctionMemory { arguments, results, peak }));
+        let memory = FunctionMemory { arguments, results, per_result, peak };
+        out.push((fi.sym.clone(), g.node(f).origin, memory));
     }
     out
 }

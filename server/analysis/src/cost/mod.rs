@@ -127,7 +127,10 @@ pub struct DimChange {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FunctionMemory {
     pub arguments: i64,
+    /// The results' total, and each result as the function returns it (its
+    /// `sdy.sharding`, which may differ from the returned value's: see the collectives).
     pub results: i64,
+    pub per_result: Vec<i64>,
     /// The largest sum of live values over the op order (arguments included, values
     /// live from their definition to their last use, results to the end).
     pub peak: i64,

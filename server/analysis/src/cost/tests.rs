@@ -197,10 +197,20 @@ fn function_hover_details_the_lens() {
 
         Memory:
         - arguments: 40.0 KiB (`%arg0` 8.0 KiB, `%arg1` 32.0 KiB)
-        - results: 32.0 KiB
+        - results: 32.0 KiB (result 0 32.0 KiB)
         - peak ≈ 88.0 KiB (arguments, and each value from its definition to its last use over the op order; no buffer reuse)
     "#]]
     .assert_eq(&md);
     let in_body = TWO_COLLECTIVES.find("stablehlo.dot_general").unwrap() as u32;
     assert_eq!(function_hover::at(&a.model, &cost, in_body, &bw), None);
+
+    // Each result as the function returns it: sharded, then replicated.
+    let two = r#"sdy.mesh @mesh = <["x"=2]>
+func.func @f(%arg0: tensor<64xf32>) -> (tensor<64xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}, tensor<64xf32>) {
+  return %arg0, %arg0 : tensor<64xf32>, tensor<64xf32>
+}
+"#;
+    let (a, cost) = cost_of(two, false);
+    let (_, md) = function_hover::at(&a.model, &cost, two.find("@f").unwrap() as u32, &bw).unwrap();
+    assert!(md.contains("- results: 384 B (result 0 128 B, result 1 256 B)\n"), "{md}");
 }
