@@ -26,10 +26,10 @@
 //! from the mesh's `device_ids` (iota when absent).
 
 use crate::print::ir::{Attr, Module};
-use crate::print::sdy::{AxisRef, Mesh, TensorSharding};
-use crate::propagation::axis::{mesh_axis_size, pre_size, size};
 use crate::propagation::editor::reshards::{elem_bytes, local_shape, tensor_shape};
 use crate::propagation::graph::{replicated_sharding, sharding_of_ref, Graph, OpIdx};
+use crate::sharding::axis::{mesh_axis_size, pre_size, size};
+use crate::sharding::{AxisRef, Mesh, TensorSharding};
 
 /// The kind of a collective.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -17,6 +17,7 @@ pub mod propagation;
 pub mod query;
 pub mod rules;
 pub mod shape;
+pub mod sharding;
 pub mod syntax_diags;
 pub mod verify;
 

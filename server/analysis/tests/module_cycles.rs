@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// Edges that still close a cycle, each with why; they go when propagation's shared IR
-/// helpers (`propagation::{graph, axis, irutil, edges}`) move to a typed IR of their own.
+/// helpers (`propagation::{graph, irutil, edges}`) move to a typed IR of their own.
 const KNOWN: &[(&str, &str, &str)] = &[
     ("propagation", "export", "the pipeline's last stage inserts explicit reshards"),
     ("propagation", "canonicalize", "batching uses the greedy rewriter"),

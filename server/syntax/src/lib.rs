@@ -1,6 +1,7 @@
 //! Syntax layer of sdy-lsp: lexer, tolerant parser, syntax tree with byte ranges.
 //! Knows nothing of LSP, JSON or async; works on byte offsets.
 pub mod document;
+pub mod escape;
 pub mod lexer;
 pub mod parser;
 pub mod sdy;

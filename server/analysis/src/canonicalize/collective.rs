@@ -8,9 +8,10 @@ use super::arena::OpRef;
 use super::driver::Rewriter;
 use super::shardings::{equivalent, resolve, sharding};
 use crate::print::ir::{Attr, NamedAttr, Op, ValueId};
-use crate::print::sdy::{AllToAllParam, AxisRef, DimSharding, TensorSharding};
-use crate::propagation::axis::{add_axis_or_merge, sort_and_merge};
+use crate::print::sdy::AllToAllParam;
 use crate::propagation::graph::replicated_sharding;
+use crate::sharding::axis::{add_axis_or_merge, sort_and_merge};
+use crate::sharding::{AxisRef, DimSharding, TensorSharding};
 
 fn input(rw: &Rewriter, op: OpRef) -> Option<ValueId> {
     rw.ir.op(op).operands.first().copied()

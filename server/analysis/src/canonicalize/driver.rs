@@ -10,7 +10,7 @@ use super::arena::{Arena, BlockRef, Def, OpRef};
 use super::effects::{constant_key, intrinsically_live, is_trivially_dead, isolated_from_above};
 use super::shardings::meshes;
 use crate::print::ir::{Op, ValueId};
-use crate::print::sdy::Mesh;
+use crate::sharding::Mesh;
 use std::collections::{HashMap, HashSet};
 
 /// The canonicalizer's options.

@@ -8,8 +8,8 @@ use super::driver::Rewriter;
 use super::effects::inlinable;
 use super::shardings::resolve;
 use crate::print::ir::Attr;
-use crate::print::sdy::{Mesh, TensorSharding};
-use crate::propagation::axis::mesh_axis_size;
+use crate::sharding::axis::mesh_axis_size;
+use crate::sharding::{Mesh, TensorSharding};
 use std::collections::HashSet;
 
 fn shardings(rw: &Rewriter, op: OpRef, key: &str) -> Vec<TensorSharding> {

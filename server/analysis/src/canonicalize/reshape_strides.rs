@@ -4,8 +4,8 @@
 //! have the same axes with the same strides. Used by the canonicalizer (reshard
 //! folding) and resolve-permutation-factors (communication-free reshapes).
 
-use crate::print::sdy::{AxisRef, Mesh, TensorSharding};
-use crate::propagation::axis::{mesh_axis_size, pre_size, size};
+use crate::sharding::axis::{mesh_axis_size, pre_size, size};
+use crate::sharding::{AxisRef, Mesh, TensorSharding};
 
 /// One axis of a sharding with the linear stride of its shards; for the non-divisible
 /// comparison also the number of elements before its dimension (`prefix`) and the
@@ -118,7 +118,7 @@ pub fn equivalent_strides(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::print::sdy::{DimSharding, MeshRef, Reduction};
+    use crate::sharding::{DimSharding, MeshRef, Reduction};
 
     fn sharding(dims: Vec<Vec<AxisRef>>) -> TensorSharding {
         TensorSharding {

@@ -3,8 +3,8 @@
 
 use super::arena::{Arena, Def, OpRef};
 use crate::print::ir::{Attr, ValueId};
-use crate::print::sdy::{Mesh, MeshRef, TensorSharding};
 use crate::propagation::graph::{erase_manual_axes, is_collective, manual_axes};
+use crate::sharding::{Mesh, MeshRef, TensorSharding};
 use std::collections::HashMap;
 
 /// The `sdy.mesh` symbols of the module.
@@ -115,7 +115,7 @@ pub fn equivalent(a: Option<&TensorSharding>, b: Option<&TensorSharding>) -> boo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::print::sdy::{AxisRef, DimSharding, Reduction};
+    use crate::sharding::{AxisRef, DimSharding, Reduction};
 
     fn s(mesh: &str, dims: &[&[&str]], open: bool) -> TensorSharding {
         TensorSharding {

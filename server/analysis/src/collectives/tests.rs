@@ -1,5 +1,5 @@
 use super::*;
-use crate::print::sdy::{DimSharding, MeshRef, Reduction};
+use crate::sharding::{DimSharding, MeshRef, Reduction};
 use expect_test::{expect, Expect};
 
 fn mesh(axes: &[(&str, i64)], ids: &[i64]) -> Mesh {

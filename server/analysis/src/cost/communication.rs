@@ -18,9 +18,10 @@ use crate::export::explicit_reshards::insert_explicit_reshards;
 use crate::export::reshard_to_collectives::reshard_to_collectives;
 use crate::model::{Model, OpId};
 use crate::print::ir::{Module, ValueId};
-use crate::print::sdy::{factor_symbol, AxisListDisplay, TensorSharding};
+use crate::print::sdy::{factor_symbol, AxisListDisplay};
 use crate::propagation::graph::{sharding_of_ref, Def, Graph, OpIdx};
 use crate::rules::{rule_for, RuleLookup, RuleOptions};
+use crate::sharding::TensorSharding;
 use rustc_hash::FxHashMap as HashMap;
 
 /// A collective of the exported module, with the name of its function.

@@ -10,10 +10,10 @@
 
 use super::{FunctionMemory, ValueMemory};
 use crate::print::ir::{Module, ValueId};
-use crate::print::sdy::TensorSharding;
 use crate::propagation::editor::reshards::{elem_bytes, local_shape, tensor_shape};
 use crate::propagation::editor::ValueResult;
 use crate::propagation::graph::{sharding_of_ref, Graph};
+use crate::sharding::TensorSharding;
 use rustc_hash::FxHashMap as HashMap;
 
 /// The per-device shape and bytes of a tensor of type `ty` sharded by `s` (replicated

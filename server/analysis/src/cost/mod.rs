@@ -33,8 +33,8 @@ mod tests;
 use crate::collectives::Collective;
 use crate::model::Model;
 use crate::print::ir::Module;
-use crate::print::sdy::TensorSharding;
 use crate::propagation::editor::{ChunkPropagation, Site, ValueResult};
+use crate::sharding::TensorSharding;
 use std::sync::OnceLock;
 
 /// The cost of one chunk.

@@ -38,7 +38,7 @@ pub fn op_hint(collectives: &[&OpCollective], bw: &Bandwidth) -> Option<String> 
 /// Why the collective is there, for op `op_name`.
 pub fn reason(c: &OpCollective, op_name: &str) -> String {
     let r = &c.reason;
-    let sh = |s: &Option<crate::print::sdy::TensorSharding>| {
+    let sh = |s: &Option<crate::sharding::TensorSharding>| {
         s.as_ref().map_or("replicated".to_string(), |s| format!("`{}`", compact(s)))
     };
     let dims = || {

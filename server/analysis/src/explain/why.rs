@@ -8,7 +8,6 @@ use super::source;
 use super::why_not;
 use crate::mlir_loc::SourceLoc;
 use crate::model::{Model, OpId};
-use crate::print::sdy::{AxisRef, TensorSharding};
 use crate::propagation::driver::Phase;
 use crate::propagation::editor::reshards::{
     axes_text, compact, node_name, source_span, source_text,
@@ -16,6 +15,7 @@ use crate::propagation::editor::reshards::{
 use crate::propagation::editor::{ChunkPropagation, Site, ValueResult};
 use crate::propagation::inference::{AxisOrigin, Clash, Conflict, Hop, Source};
 use crate::propagation::origins::Node;
+use crate::sharding::{AxisRef, TensorSharding};
 use std::fmt::Write;
 
 /// A location (chunk-relative offset) as `(1-based line, link target)`, or `None`.

@@ -10,12 +10,12 @@
 
 use super::source;
 use crate::model::Model;
-use crate::print::sdy::{AxisRef, Mesh, MeshRef, TensorSharding};
-use crate::propagation::axis;
 use crate::propagation::editor::reshards::{axes_text, node_name};
 use crate::propagation::editor::{ChunkPropagation, Site, ValueResult};
 use crate::propagation::inference::{BlockCause, Blocked, Conflict};
 use crate::propagation::pipeline::export::evenly_sharded;
+use crate::sharding::axis;
+use crate::sharding::{AxisRef, Mesh, MeshRef, TensorSharding};
 use sdy_syntax::tree::{Custom, Dim, Type};
 use sdy_syntax::Span;
 

@@ -1,11 +1,11 @@
 //! Per-dimension axis lists of Shardy's export passes (`export/utils.cc`): aligning
 //! sub-axes of two shardings so that overlapping sub-axes become equal.
 
-use crate::print::sdy::{AxisRef, Mesh};
-use crate::propagation::axis::{
+use crate::sharding::axis::{
     axis_cmp, axis_lt, can_coexist, contains, overlap, overlaps, prefix_without_overlap,
     suffix_without_overlap,
 };
+use crate::sharding::{AxisRef, Mesh};
 
 /// Every axis of `per_dim`, sorted by [`axis_cmp`].
 pub fn ordered_axes(per_dim: &[Vec<AxisRef>]) -> Vec<AxisRef> {
@@ -89,7 +89,7 @@ pub fn align_both(a: &mut [Vec<AxisRef>], b: &mut [Vec<AxisRef>], mesh: &Mesh) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::propagation::axis::sub_axis;
+    use crate::sharding::axis::sub_axis;
 
     #[test]
     fn splits_partial_overlaps() {

@@ -2,8 +2,8 @@
 //! replica groups StableHLO collectives take (`getReplicaGroups`), and their
 //! `ReplicaGroupMeshAxes` spelling.
 
-use crate::print::sdy::{AxisRef, Mesh, MeshRef};
 use crate::propagation::editor::reshards::axis_size;
+use crate::sharding::{AxisRef, Mesh, MeshRef};
 
 /// The mesh's axes split where `axes` name sub-axes, in mesh order
 /// (`getOrderedAxisRefs`).
@@ -99,7 +99,7 @@ pub fn mesh_axes_attr(axes: &[AxisRef], mesh: &MeshRef) -> Option<String> {
         .map(|a| {
             format!(
                 "#stablehlo.axis_ref<name = {}>",
-                crate::print::attr::escape_string(a.name.as_bytes())
+                sdy_syntax::escape::escape_string(a.name.as_bytes())
             )
         })
         .collect();

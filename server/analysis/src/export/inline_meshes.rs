@@ -3,9 +3,9 @@
 //! `sdy.mesh` ops go away.
 
 use crate::print::ir::{Attr, Module};
-use crate::print::sdy::{Mesh, MeshRef, TensorSharding};
 use crate::propagation::irutil::transform_shardings;
 use crate::propagation::pipeline::import::meshes;
+use crate::sharding::{Mesh, MeshRef, TensorSharding};
 
 pub fn inline_meshes(m: &mut Module) {
     let table = meshes(m);
@@ -47,7 +47,7 @@ fn inline_replica_group_mesh<'a>(
     let (name, tail) = match rest.strip_prefix('"') {
         Some(q) => {
             let end = q.find('"')?;
-            (crate::print::sdy::unescape(&q[..end]), &q[end + 1..])
+            (sdy_syntax::escape::unescape(&q[..end]), &q[end + 1..])
         }
         None => {
             let end = rest.find([',', '>', ' ']).unwrap_or(rest.len());
@@ -64,7 +64,7 @@ pub fn stablehlo_mesh(mesh: &Mesh) -> String {
         .axes
         .iter()
         .map(|(n, s)| {
-            format!("<name = {}, size = {s}>", crate::print::attr::escape_string(n.as_bytes()))
+            format!("<name = {}, size = {s}>", sdy_syntax::escape::escape_string(n.as_bytes()))
         })
         .collect();
     let mut out = format!("#stablehlo.mesh<axes=[{}]", axes.join(", "));

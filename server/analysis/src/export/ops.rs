@@ -6,8 +6,8 @@
 use super::shapes::TensorTy;
 use crate::print::attr::attr_to_string;
 use crate::print::ir::{Attr, Module, NamedAttr, Op, Piece, PieceKind, Syntax, ValueId};
-use crate::print::sdy::TensorSharding;
 use crate::rules::InherentAttrs;
+use crate::sharding::TensorSharding;
 
 /// The op's inherent attributes, whichever form it was written in.
 pub fn inherent(op: &Op) -> InherentAttrs {

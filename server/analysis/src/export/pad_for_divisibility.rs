@@ -14,10 +14,10 @@ use super::shapes::{padded_shape, TensorTy};
 use crate::pass::{Pass, PassContext, PassFailed, PassOptions};
 use crate::print::build::is_elementwise;
 use crate::print::ir::{Attr, Module, NamedAttr, Op, Syntax, ValueId};
-use crate::print::sdy::{Mesh, MeshRef, TensorSharding};
 use crate::propagation::graph::{sharding_of, Graph};
 use crate::propagation::pipeline::import::meshes;
 use crate::rules::stablehlo_attrs::Value;
+use crate::sharding::{Mesh, MeshRef, TensorSharding};
 use rustc_hash::FxHashMap as HashMap;
 
 pub struct PadForDivisibility;

@@ -11,9 +11,9 @@ use crate::passes::{parse_pass_flag, Pipeline};
 use crate::print::attr::NamedAttr;
 use crate::print::ir::{Attr, Block, Module, Op, Region, ValueId};
 use crate::print::names::element_type;
-use crate::print::sdy::{AxisRef, Mesh, MeshRef, TensorSharding};
 use crate::propagation::graph::{is_terminator, replicated_sharding, Graph, OpIdx, ValueType};
 use crate::propagation::irutil::{clone_op, make_func, SymbolTable};
+use crate::sharding::{AxisRef, Mesh, MeshRef, TensorSharding};
 use rustc_hash::FxHashMap as HashMap;
 
 /// Which ops the `filter` option selects.
@@ -211,7 +211,7 @@ fn padded_shape(ty: &str, s: &TensorSharding, mesh: &Mesh, manual: &[String]) ->
             .axes
             .iter()
             .filter(|a| manual.iter().any(|m| *m == a.name.as_str()))
-            .map(|a| crate::propagation::axis::size(a, mesh))
+            .map(|a| crate::sharding::axis::size(a, mesh))
             .product();
         if count > 1 && *d % count != 0 {
             *d += count - *d % count;

@@ -21,11 +21,11 @@ use super::shapes::{padded_shape, shard_count};
 use crate::canonicalize::reshape_strides::equivalent_strides;
 use crate::model::Model;
 use crate::print::ir::Module;
-use crate::print::sdy::{AxisRef, Mesh, TensorSharding};
-use crate::propagation::axis::add_axis_or_merge;
 use crate::propagation::graph::{is_terminator, Graph, OpIdx};
 use crate::propagation::pipeline::import::axis_set_diff;
 use crate::propagation::projection::Projection;
+use crate::sharding::axis::add_axis_or_merge;
+use crate::sharding::{AxisRef, Mesh, TensorSharding};
 
 /// Runs the pass on every function of `m`; `halo` is `enable-halo-exchange`.
 pub fn resolve_permutation_factors(
@@ -313,7 +313,7 @@ fn reshape(rw: &mut Rewriter, key: OpKey, halo: bool) -> Result<(), String> {
             for d in &mut s.dims {
                 d.axes = axis_set_diff(&d.axes, &remove, &mesh);
             }
-            s.reduction = crate::print::sdy::Reduction::Sum;
+            s.reduction = crate::sharding::Reduction::Sum;
         }
         s
     };

@@ -8,10 +8,10 @@ use super::hlo_ops::{
 };
 use crate::print::attr::NamedAttr;
 use crate::print::ir::{Attr, Block, Module, Op, Region, Syntax, ValueId};
-use crate::print::sdy::{AxisRef, Mesh, TensorSharding};
 use crate::propagation::edges::post_order;
 use crate::propagation::graph::{Def, Graph, OpIdx, ValueType};
 use crate::propagation::irutil::clone_op;
+use crate::sharding::{AxisRef, Mesh, TensorSharding};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 pub fn resolve_single_device_sharding(m: &mut Module, replica_count: i64) {

@@ -2,8 +2,8 @@
 //! read from and written back to MLIR's type text, and the shapes a sharding asks
 //! for (padded to divisibility, per device).
 
-use crate::print::sdy::{Mesh, TensorSharding};
 use crate::propagation::editor::reshards::{axis_size, tensor_shape};
+use crate::sharding::{Mesh, TensorSharding};
 
 /// A ranked tensor type with a static shape.
 #[derive(Clone, Debug, PartialEq, Eq)]

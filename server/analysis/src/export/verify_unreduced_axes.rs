@@ -9,11 +9,11 @@
 
 use crate::pass::{PassContext, PassFailed};
 use crate::print::ir::{Module, Op, Syntax, ValueId};
-use crate::print::sdy::{AxisRef, Mesh, Reduction, TensorSharding};
-use crate::propagation::axis::overlaps;
 use crate::propagation::graph::{erase_manual_axes, manual_axes, mlir_operands, Def, Graph, OpIdx};
 use crate::propagation::irutil::callee_ref;
 use crate::propagation::pipeline::import::axis_set_diff;
+use crate::sharding::axis::overlaps;
+use crate::sharding::{AxisRef, Mesh, Reduction, TensorSharding};
 use crate::verify::messages as msg;
 
 pub fn verify_unreduced_axes(cx: &mut PassContext<'_>) -> Result<(), PassFailed> {

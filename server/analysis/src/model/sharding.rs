@@ -1,6 +1,7 @@
 //! Meshes and tensor shardings as semantic values (absolute spans kept for diagnostics).
 
-use crate::print::attr::{escape_string, unescape_bytes};
+use crate::sharding::axis::MeshAxes;
+use sdy_syntax::escape::unescape;
 use sdy_syntax::sdy::{AxisRefAst, MeshAst, MeshRefAst, PerValueAst, Reduction, ShardingAst};
 use sdy_syntax::Span;
 
@@ -61,6 +62,34 @@ impl Mesh {
     }
 }
 
+/// A name as written (escapes undecoded) against a decoded one.
+fn written_name_is(written: &str, decoded: &str) -> bool {
+    if written.contains('\\') {
+        unescape(written) == decoded
+    } else {
+        written == decoded
+    }
+}
+
+/// A name as written, decoded.
+fn decoded(written: &str) -> std::borrow::Cow<'_, str> {
+    if written.contains('\\') {
+        unescape(written).into()
+    } else {
+        written.into()
+    }
+}
+
+/// The algebra's view: names are decoded there, written here.
+impl MeshAxes for Mesh {
+    fn axis_size(&self, name: &str) -> i64 {
+        self.axis_position(name).map_or(1, |i| self.axes[i].size)
+    }
+    fn axis_position(&self, name: &str) -> Option<usize> {
+        self.axes.iter().position(|a| written_name_is(&a.name, name))
+    }
+}
+
 /// `"x"` or `"x":(pre)size`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct AxisRef {
@@ -77,17 +106,24 @@ impl AxisRef {
             span: a.span.shift(base),
         }
     }
-    /// Printed form: `"x"` or `"x":(2)4`.
+    /// The value without its span, the name decoded: what the axis algebra and the
+    /// printer take.
+    pub fn value(&self) -> crate::sharding::AxisRef {
+        crate::sharding::AxisRef { name: decoded(&self.name).into(), sub: self.sub }
+    }
+    /// Printed form, as Shardy prints it: `"x"` or `"x":(2)4`.
     pub fn display(&self) -> String {
-        match self.sub {
-            None => format!("\"{}\"", self.name),
-            Some((pre, size)) => format!("\"{}\":({pre}){size}", self.name),
-        }
+        self.value().to_string()
     }
     /// Same axis and sub-axis info (spans ignored).
     pub fn same(&self, other: &AxisRef) -> bool {
         self.name == other.name && self.sub == other.sub
     }
+}
+
+/// The values of a list of refs (see [`AxisRef::value`]).
+pub fn values(list: &[AxisRef]) -> Vec<crate::sharding::AxisRef> {
+    list.iter().map(AxisRef::value).collect()
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -165,76 +201,56 @@ impl TensorSharding {
     }
 }
 
-impl std::fmt::Display for Mesh {
-    /// MLIR's printed form of the mesh body: `<["a"=2, "b"=4], device_ids=[...]>`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Names are kept as written (escapes undecoded); printed with MLIR's escapes, as
-        // the printer prints them.
-        let name = |n: &str| escape_string(&unescape_bytes(n));
-        let axes: Vec<String> =
-            self.axes.iter().map(|a| format!("{}={}", name(&a.name), a.size)).collect();
-        write!(f, "<[{}]", axes.join(", "))?;
-        if let Some(ids) = &self.device_ids {
-            let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
-            write!(f, ", device_ids=[{}]", ids.join(", "))?;
+impl Mesh {
+    /// The value without spans, names decoded.
+    pub fn value(&self) -> crate::sharding::Mesh {
+        crate::sharding::Mesh {
+            axes: self.axes.iter().map(|a| (decoded(&a.name).into(), a.size)).collect(),
+            device_ids: self.device_ids.clone().unwrap_or_default(),
         }
-        f.write_str(">")
     }
 }
 
-fn axis_list(list: &[AxisRef]) -> String {
-    list.iter().map(AxisRef::display).collect::<Vec<_>>().join(", ")
-}
-
 impl TensorSharding {
+    /// The value without spans, names decoded.
+    pub fn value(&self) -> crate::sharding::TensorSharding {
+        use crate::sharding as v;
+        v::TensorSharding {
+            mesh: match &self.mesh {
+                MeshRef::Symbol { name, .. } => v::MeshRef::Symbol(decoded(name).into()),
+                MeshRef::Inline(m) => v::MeshRef::Inline(m.value()),
+            },
+            dims: self
+                .dims
+                .iter()
+                .map(|d| v::DimSharding {
+                    axes: values(&d.axes),
+                    open: !d.closed,
+                    priority: d.priority,
+                })
+                .collect(),
+            replicated: values(&self.replicated),
+            unreduced: values(&self.unreduced),
+            reduction: self.unreduced_op,
+        }
+    }
     /// The body `<@mesh, [...], replicated={...}, unreduced={...}>` as MLIR prints it.
     pub fn body(&self) -> String {
-        let mut out = String::from("<");
-        match &self.mesh {
-            MeshRef::Symbol { name, .. } => {
-                out.push('@');
-                out.push_str(name);
-            }
-            MeshRef::Inline(m) => {
-                out.push_str("mesh");
-                out.push_str(&m.to_string());
-            }
-        }
-        out.push_str(", [");
-        for (i, d) in self.dims.iter().enumerate() {
-            if i > 0 {
-                out.push_str(", ");
-            }
-            out.push('{');
-            out.push_str(&axis_list(&d.axes));
-            if !d.closed {
-                out.push_str(if d.axes.is_empty() { "?" } else { ", ?" });
-            }
-            out.push('}');
-            if let Some(p) = d.priority {
-                out.push_str(&format!("p{p}"));
-            }
-        }
-        out.push(']');
-        if !self.replicated.is_empty() {
-            out.push_str(&format!(", replicated={{{}}}", axis_list(&self.replicated)));
-        }
-        if !self.unreduced.is_empty() {
-            let op = match self.unreduced_op {
-                Reduction::Sum => "",
-                r => r.as_str(),
-            };
-            out.push_str(&format!(", unreduced={op}{{{}}}", axis_list(&self.unreduced)));
-        }
-        out.push('>');
-        out
+        self.value().to_string()
+    }
+}
+
+impl std::fmt::Display for Mesh {
+    /// MLIR's printed form of the mesh body: `<["a"=2, "b"=4], device_ids=[...]>`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.value())
     }
 }
 
 impl std::fmt::Display for TensorSharding {
     /// `#sdy.sharding<...>`
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "#sdy.sharding{}", self.body())
+        write!(f, "#sdy.sharding{}", self.value())
     }
 }
 
@@ -252,5 +268,31 @@ mod tests {
             span: Span::default(),
         };
         assert_eq!(mesh.to_string(), r#"<["x"=2, "a\22b\0A"=2, "c\\d"=2]>"#);
+        // The algebra finds an axis by its decoded name, whatever escapes it was written with.
+        assert_eq!(mesh.axis_position("a\"b\n"), Some(1));
+        assert_eq!(mesh.axis_size("c\\d"), 2);
+    }
+
+    /// Axis refs (in messages, hovers, quick fixes) print as Shardy prints them, as
+    /// do the shardings they are in.
+    #[test]
+    fn axis_refs_print_escaped() {
+        let r = AxisRef { name: r#"x\"q"#.into(), sub: Some((1, 2)), span: Span::default() };
+        assert_eq!(r.display(), r#""x\22q":(1)2"#);
+        let s = TensorSharding {
+            mesh: MeshRef::Symbol { name: "m".into(), span: Span::default() },
+            dims: vec![DimSharding {
+                axes: vec![r],
+                closed: false,
+                priority: Some(0),
+                span: Span::default(),
+            }],
+            replicated: vec![],
+            unreduced: vec![],
+            unreduced_op: Reduction::Sum,
+            span: Span::default(),
+            dims_span: Span::default(),
+        };
+        assert_eq!(s.to_string(), r#"#sdy.sharding<@m, [{"x\22q":(1)2, ?}p0]>"#);
     }
 }

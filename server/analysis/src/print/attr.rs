@@ -1,9 +1,10 @@
 //! Attribute values of the printable IR and their MLIR spelling.
 
 use super::sdy::{
-    AllToAllDisplay, AllToAllParam, AxisListDisplay, AxisListsDisplay, AxisRef, Mesh,
-    OpShardingRule, PerValueList, TensorSharding,
+    AllToAllDisplay, AllToAllParam, AxisListDisplay, AxisListsDisplay, OpShardingRule, PerValueList,
 };
+use crate::sharding::{AxisRef, Mesh, TensorSharding};
+use sdy_syntax::escape::{escape_string, symbol_ref};
 use std::fmt::Write;
 
 /// `name = value`, or a unit attribute `name` (`value == Attr::Unit`).
@@ -163,71 +164,6 @@ pub fn is_bare_identifier(s: &str) -> bool {
     chars.all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c == b'.')
 }
 
-/// `@name`, quoted when not an identifier.
-pub fn symbol_ref(name: &str) -> String {
-    let valid = {
-        let b = name.as_bytes();
-        !b.is_empty()
-            && (b[0].is_ascii_alphabetic() || b[0] == b'_')
-            && b.iter()
-                .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'.' | b'-'))
-    };
-    if valid {
-        format!("@{name}")
-    } else {
-        format!("@{}", escape_string(name.as_bytes()))
-    }
-}
-
-/// A quoted string with LLVM's `printEscapedString` escapes (`\22`, `\0A`, `\\`).
-pub fn escape_string(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len() + 2);
-    out.push('"');
-    for &c in bytes {
-        if c == b'\\' {
-            out.push_str("\\\\");
-        } else if (0x20..0x7f).contains(&c) && c != b'"' {
-            out.push(c as char);
-        } else {
-            let _ = write!(out, "\\{c:02X}");
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// Decodes MLIR string escapes to bytes.
-pub fn unescape_bytes(raw: &str) -> Vec<u8> {
-    let b = raw.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' && i + 1 < b.len() {
-            let c = b[i + 1];
-            match c {
-                b'n' => out.push(b'\n'),
-                b't' => out.push(b'\t'),
-                b'"' | b'\\' => out.push(c),
-                _ if i + 2 < b.len() && c.is_ascii_hexdigit() && b[i + 2].is_ascii_hexdigit() => {
-                    let h = std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("0");
-                    out.push(u8::from_str_radix(h, 16).unwrap_or(0));
-                    i += 3;
-                    continue;
-                }
-                _ => {
-                    out.push(b'\\');
-                    out.push(c);
-                }
-            }
-            i += 2;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -250,7 +186,5 @@ mod tests {
             attr_to_string(&d),
             r#"{a = "a\0Ab\22c\\", arr = [1, 2.500000e+00 : f32], u, z = 1 : i64}"#
         );
-        assert_eq!(symbol_ref("a b"), r#"@"a b""#);
-        assert_eq!(unescape_bytes(r"a\0Ab\22\n"), b"a\nb\"\n");
     }
 }

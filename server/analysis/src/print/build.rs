@@ -2,13 +2,15 @@
 //! attributes and types to their canonical form, and records for each op how MLIR
 //! prints it.
 
-use super::attr::{unescape_bytes, Attr, NamedAttr};
+use super::attr::{Attr, NamedAttr};
 use super::float::canonical_float;
 use super::ir::*;
 use super::names::element_type;
 use super::sdy as s;
 use super::text::{normalize_tokens, Normalizer};
+use crate::sharding::{AxisRef, Mesh, TensorSharding};
 use rustc_hash::FxHashMap as HashMap;
+use sdy_syntax::escape::unescape_bytes;
 use sdy_syntax::lexer::{self, TokenKind};
 use sdy_syntax::sdy::SdyAttr;
 use sdy_syntax::tree::{
@@ -338,13 +340,17 @@ impl Builder<'_> {
 
     fn sdy_attr(&self, a: &SdyAttr, span: Span, base: u32) -> Attr {
         match a {
-            SdyAttr::Mesh(m) => Attr::Mesh(s::mesh(m)),
-            SdyAttr::Sharding(sh) => Attr::Sharding(s::sharding(sh)),
-            SdyAttr::PerValue(p) => Attr::PerValue(p.shardings.iter().map(s::sharding).collect()),
+            SdyAttr::Mesh(m) => Attr::Mesh(Mesh::from_ast(m)),
+            SdyAttr::Sharding(sh) => Attr::Sharding(TensorSharding::from_ast(sh)),
+            SdyAttr::PerValue(p) => {
+                Attr::PerValue(p.shardings.iter().map(TensorSharding::from_ast).collect())
+            }
             SdyAttr::Rule(r) => Attr::Rule(s::rule(r)),
-            SdyAttr::ManualAxes(v) | SdyAttr::AxisList(v) => Attr::AxisList(s::axis_refs(v)),
+            SdyAttr::ManualAxes(v) | SdyAttr::AxisList(v) => {
+                Attr::AxisList(AxisRef::list_from_ast(v))
+            }
             SdyAttr::AxisListPerDim(v) => {
-                Attr::AxisLists(v.iter().map(|l| s::axis_refs(&l.axes)).collect())
+                Attr::AxisLists(v.iter().map(|l| AxisRef::list_from_ast(&l.axes)).collect())
             }
             SdyAttr::AllToAllParams(p) => Attr::AllToAll(s::all_to_all(p)),
             SdyAttr::Opaque => Attr::Raw(normalize_tokens(self.text(span, base), self)),

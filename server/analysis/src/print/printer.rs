@@ -6,6 +6,7 @@ use super::build::{collective_axes_key, is_elementwise};
 use super::ir::*;
 use super::names::{self, Names};
 use super::sdy::{AllToAllDisplay, AxisListDisplay, AxisListsDisplay, PerValueList};
+use sdy_syntax::escape::{escape_string, symbol_ref};
 use std::fmt::Write;
 
 /// Prints the module.
@@ -172,7 +173,7 @@ impl Printer<'_> {
             self.out.push_str(v);
             self.out.push(' ');
         }
-        self.out.push_str(&super::attr::symbol_ref(&f.sym));
+        self.out.push_str(&symbol_ref(&f.sym));
         self.out.push('(');
         let entry: Option<&Block> = op.regions.first().and_then(|r| r.blocks.first());
         for (i, a) in f.args.iter().enumerate() {
@@ -527,7 +528,7 @@ impl Printer<'_> {
                 self.out.push_str("module");
                 if let Some(Attr::Str(s)) = op.prop("sym_name") {
                     self.out.push(' ');
-                    self.out.push_str(&super::attr::symbol_ref(&String::from_utf8_lossy(s)));
+                    self.out.push_str(&symbol_ref(&String::from_utf8_lossy(s)));
                 }
                 if !op.attrs.is_empty() {
                     self.out.push_str(" attributes ");
@@ -548,7 +549,7 @@ impl Printer<'_> {
                     Some(Attr::Mesh(m)) => m.to_string(),
                     _ => String::new(),
                 };
-                let _ = write!(self.out, "{name} {} = {mesh}", super::attr::symbol_ref(&sym));
+                let _ = write!(self.out, "{name} {} = {mesh}", symbol_ref(&sym));
                 self.attr_dict(&op.attrs, &[]);
             }
             "sdy.sharding_constraint" | "sdy.reshard" => {
@@ -590,7 +591,7 @@ impl Printer<'_> {
             "sdy.manual_computation" | "sdy.named_computation" => {
                 self.out.push_str(&name);
                 if let Some(Attr::Str(s)) = op.prop("name") {
-                    let _ = write!(self.out, "<{}>", super::attr::escape_string(s));
+                    let _ = write!(self.out, "<{}>", escape_string(s));
                 }
                 let _ = write!(self.out, "({})", self.uses(&op.operands));
                 let manual = op.name == "sdy.manual_computation";

@@ -3,7 +3,7 @@
 
 use super::graph::*;
 use crate::print::ir::{Attr, Module, Op, ValueId};
-use crate::print::sdy::TensorSharding;
+use crate::sharding::TensorSharding;
 use rustc_hash::FxHashMap as HashMap;
 
 /// Ops in post-order (children before parents), not including the module.

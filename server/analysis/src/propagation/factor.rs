@@ -1,9 +1,9 @@
 //! Propagating axes along factors (Shardy's `BasicFactorPropagation` and
 //! `AggressiveFactorPropagation`), on a [`Projection`].
 
-use super::axis::{self, is_strict_prefix, list_prefix_status, PrefixStatus};
 use super::projection::{FactorSharding, Projection, TensorFactorShardings};
-use crate::print::sdy::{AxisRef, Mesh};
+use crate::sharding::axis::{self, is_strict_prefix, list_prefix_status, PrefixStatus};
+use crate::sharding::{AxisRef, Mesh};
 
 /// In which direction a factor may propagate: forward lets operands extend results,
 /// backward lets results extend operands.

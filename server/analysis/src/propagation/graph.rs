@@ -4,10 +4,10 @@
 //! a value lives (`getSharding`/`setSharding`: function argument attributes, op
 //! `sdy.sharding`, sdy op properties, data-flow edge owners and edges).
 
-use super::axis;
 use super::deferred_shift::DeferredShift;
 use crate::print::ir::{Attr, Block, Module, Op, Syntax, ValueId};
-use crate::print::sdy::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
+use crate::sharding::axis;
+use crate::sharding::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
 use rustc_hash::FxHashMap;
 use rustc_hash::FxHashMap as HashMap;
 use sdy_syntax::tree::Str;
@@ -1356,7 +1356,7 @@ pub fn open_sharding(mesh: &MeshRef, rank: usize) -> TensorSharding {
         dims: vec![DimSharding { axes: vec![], open: true, priority: None }; rank],
         replicated: vec![],
         unreduced: vec![],
-        reduction: crate::print::sdy::Reduction::Sum,
+        reduction: crate::sharding::Reduction::Sum,
     }
 }
 
@@ -1430,7 +1430,7 @@ pub fn add_free_axes(
         dims,
         replicated: outer.replicated.clone(),
         unreduced: outer.unreduced.clone(),
-        reduction: crate::print::sdy::Reduction::Sum,
+        reduction: crate::sharding::Reduction::Sum,
     }
 }
 

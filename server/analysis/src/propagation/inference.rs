@@ -9,7 +9,6 @@
 //! for v in &inf.values { v.site, v.inferred, v.axes[i].source, v.axes[i].hops, v.conflicts }
 //! ```
 
-use super::axis::{self, list_prefix_status, PrefixStatus};
 use super::control::{Control, RunToEnd};
 use super::driver::{Failure, Phase, Warning};
 use super::editor::Site;
@@ -21,7 +20,9 @@ use super::trace::{Step, Tracer};
 use super::{constraints, edges, run_strategy_traced, Options, Strategy, StrategyOption};
 use crate::model::Model;
 use crate::print::ir::{Module, ValueId};
-use crate::print::sdy::{factor_symbol, AxisRef, TensorSharding};
+use crate::print::sdy::factor_symbol;
+use crate::sharding::axis::{self, list_prefix_status, PrefixStatus};
+use crate::sharding::{AxisRef, TensorSharding};
 use rustc_hash::FxHashMap as HashMap;
 use sdy_syntax::tree::Chunk;
 use smallvec::SmallVec;
@@ -656,7 +657,7 @@ impl Explainer {
         for t in 0..s.after.num_tensors() {
             let tf = s.after.tensor(t);
             let Some(fs) = tf.factor(f) else { continue };
-            if !super::axis::is_strict_prefix(&fs.axes, &cands) || fs.closed {
+            if !crate::sharding::axis::is_strict_prefix(&fs.axes, &cands) || fs.closed {
                 continue;
             }
             let mut dropped = Vec::new();

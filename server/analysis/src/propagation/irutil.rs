@@ -6,7 +6,7 @@ use crate::print::attr::NamedAttr;
 use crate::print::ir::{
     Attr, Block, FuncInfo, FuncSlot, Module, Op, PieceKind, Region, Syntax, ValueId,
 };
-use crate::print::sdy::TensorSharding;
+use crate::sharding::TensorSharding;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::borrow::Cow;
 
@@ -26,7 +26,7 @@ pub fn callee_ref(op: &Op) -> Option<Cow<'_, str>> {
                 if let Some(rest) = s.strip_prefix('@') {
                     let name = rest.trim_matches('"');
                     return Some(if name.contains('\\') {
-                        Cow::Owned(crate::print::sdy::unescape(name))
+                        Cow::Owned(sdy_syntax::escape::unescape(name))
                     } else {
                         Cow::Borrowed(name)
                     });

@@ -14,7 +14,6 @@
 //!   [`inference`]: the editor's origins and conflicts, their walks shared ([`hops`]).
 //! * [`editor`]: a chunk propagated for the editor, mapped back onto the source.
 
-pub mod axis;
 pub mod constraints;
 pub mod control;
 pub mod deferred_shift;

@@ -3,14 +3,14 @@
 //! the `debug-propagation-edge-sharding` attributes
 //! (`sdy.propagation_edges = #sdy.propagation_edges<[{step-0 = [...]}]>`).
 
-use super::axis::{self, list_prefix_status, PrefixStatus};
 use super::graph::*;
 use super::projection::{Projection, TensorFactorShardings};
 use super::trace::{Step, Tracer};
 use crate::print::attr::NamedAttr;
 use crate::print::ir::{Attr, Module, ValueId};
-use crate::print::sdy::{AxisRef, Mesh, TensorSharding};
 use crate::rules::{OpShardingRule, TensorMapping};
+use crate::sharding::axis::{self, list_prefix_status, PrefixStatus};
+use crate::sharding::{AxisRef, Mesh, TensorSharding};
 
 /// Where a user sharding came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,11 +2,11 @@
 //! shardings with priority `pN > 0` start closed and empty (their axes replicated) and
 //! are restored one priority at a time, each followed by a full op-priority run.
 
-use super::axis;
 use super::driver::Driver;
 use super::graph::{is_data_flow_op, per_value, Def, OpIdx};
 use crate::print::ir::{Attr, ValueId};
-use crate::print::sdy::{DimSharding, TensorSharding};
+use crate::sharding::axis;
+use crate::sharding::{DimSharding, TensorSharding};
 
 /// Where a sharding that had priorities lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

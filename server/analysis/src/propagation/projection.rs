@@ -3,9 +3,9 @@
 //! `i, j` gives each factor its (sub-)axes, major to minor; after propagation the
 //! factor axes are concatenated back into dimension shardings.
 
-use super::axis::{self, add_axis_or_merge, sub_axis};
-use crate::print::sdy::{AxisRef, DimSharding, Mesh, MeshRef, Reduction, TensorSharding};
 use crate::rules::{OpShardingRule, TensorMapping};
+use crate::sharding::axis::{self, add_axis_or_merge, sub_axis};
+use crate::sharding::{AxisRef, DimSharding, Mesh, MeshRef, Reduction, TensorSharding};
 
 /// How one factor of one tensor is sharded.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

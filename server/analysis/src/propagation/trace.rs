@@ -6,8 +6,8 @@ use super::driver::Phase;
 use super::graph::{Graph, OpIdx};
 use super::projection::Projection;
 use crate::print::ir::{Module, ValueId};
-use crate::print::sdy::{Mesh, TensorSharding};
 use crate::rules::OpShardingRule;
+use crate::sharding::{Mesh, TensorSharding};
 
 /// One propagation step through `op` (Shardy's `SourceShardingAction`); `changed`
 /// says whether it changed a sharding (`anyUpdated`).

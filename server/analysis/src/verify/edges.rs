@@ -2,7 +2,6 @@
 //! its text (the syntax tree keeps it opaque); its own rules run at parse time, the
 //! rules relating it to the op run with the op's attribute hooks.
 
-use super::axes::Ax;
 use super::messages as msg;
 use super::sharding::resolve_mesh;
 use super::values::{same_mesh, value_sharding};
@@ -10,6 +9,8 @@ use super::{Ctx, Violation};
 use crate::diag::DiagnosticCode as C;
 use crate::model::sharding::{Mesh, TensorSharding};
 use crate::model::OpId;
+use crate::sharding::axis::MeshAxes;
+use crate::sharding::AxisRef;
 use sdy_syntax::sdy::SdyAttr;
 use sdy_syntax::tree::{Attr, AttrKind, NamedAttr};
 
@@ -30,7 +31,7 @@ pub struct ValueRef {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
-    pub axis: Ax,
+    pub axis: AxisRef,
     pub source: ValueRef,
     pub targets: Vec<ValueRef>,
 }
@@ -144,13 +145,14 @@ impl Reader<'_> {
         self.eat(b'}')?;
         Some(Entry { axis, source, targets })
     }
-    fn axis(&mut self) -> Option<Ax> {
+    fn axis(&mut self) -> Option<AxisRef> {
         self.eat(b'"')?;
         let start = self.pos;
         while self.s.get(self.pos).is_some_and(|&b| b != b'"') {
             self.pos += 1;
         }
-        let name = std::str::from_utf8(&self.s[start..self.pos]).ok()?.to_string();
+        let name =
+            sdy_syntax::escape::unescape(std::str::from_utf8(&self.s[start..self.pos]).ok()?);
         self.eat(b'"')?;
         let mut sub = None;
         if self.eat(b':').is_some() {
@@ -159,7 +161,7 @@ impl Reader<'_> {
             self.eat(b')')?;
             sub = Some((pre, self.int()?));
         }
-        Some(Ax { name, sub })
+        Some(AxisRef { name: name.into(), sub })
     }
     fn value_ref(&mut self) -> Option<ValueRef> {
         let kind = if self.eat_str("operand").is_some() {
@@ -265,7 +267,7 @@ pub fn verify_op_attr(cx: &Ctx, id: OpId, attr: &NamedAttr) -> Result<(), Violat
     };
     let check_index = op.name() != "sdy.func_data_flow_edge";
     for entry in edges.steps.iter().flat_map(|s| &s.entries) {
-        if mesh.axis(&entry.axis.name).is_none() {
+        if mesh.axis_position(&entry.axis.name).is_none() {
             return Err(Violation::of(
                 C::PropagationEdges,
                 msg::EDGES_AXIS_NOT_IN_MESH.to_string(),

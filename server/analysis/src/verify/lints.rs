@@ -3,7 +3,6 @@
 //! will reorder, meshes nobody uses.
 
 use super::attrs::{self, inherent_per_value, inherent_sharding, manual_axis_refs};
-use super::axes::axis_size;
 use super::edges::common_mesh;
 use super::messages as msg;
 use super::sharding::{resolve_mesh, verify_sharding, TypeArg};
@@ -94,7 +93,9 @@ fn padded_dimensions(
         let Dim::Static(size) = *size else { continue };
         // Checked: axis sizes multiply past i64 in hostile (or mistaken) meshes.
         let shards = dim.axes.iter().try_fold(1i64, |acc, a| {
-            acc.checked_mul(a.sub.map_or_else(|| axis_size(mesh, &a.name), |(_, sub)| sub))
+            acc.checked_mul(
+                a.sub.map_or_else(|| mesh.axis(&a.name).map_or(1, |m| m.size), |(_, sub)| sub),
+            )
         });
         if shards.is_none_or(|shards| shards > 1 && size % shards != 0) {
             let padded = shards.and_then(|s| size.checked_add(s - 1).map(|x| x / s * s));

@@ -4,7 +4,6 @@
 use super::attrs::{
     inherent_per_value, manual_axis_refs, operand_types, result_types, verify_per_value,
 };
-use super::axes::Ax;
 use super::edges::common_mesh;
 use super::messages as msg;
 use super::named_computation::return_op;
@@ -12,8 +11,9 @@ use super::sharding::{bound_axis_violation, bound_manual_axes, resolve_mesh, Typ
 use super::values::{ranked_tensor_string, type_string};
 use super::{Ctx, Violation};
 use crate::diag::DiagnosticCode as C;
-use crate::model::sharding::TensorSharding;
+use crate::model::sharding::{AxisRef, TensorSharding};
 use crate::model::OpId;
+use crate::sharding::axis;
 use sdy_syntax::tree::{Dim, Type, TypeKind};
 
 /// A manual axis may not be manual in an enclosing manual computation already.
@@ -107,18 +107,19 @@ fn verify_side(cx: &Ctx, id: OpId, side: &Side, manual: &[String]) -> Result<(),
         let m = msg::region_values_count(side.kind, side.global.len(), side.local.len());
         return Err(Violation::of(C::ManualComputation, m, cx.model.op(id).name_span()));
     }
-    let is_manual = |a: &Ax| manual.contains(&a.name);
+    // Manual axis names and the refs' names are both as written.
+    let is_manual = |a: &AxisRef| manual.contains(&a.name);
     for (i, s) in side.shardings.iter().enumerate() {
         for (d, dim) in s.dims.iter().enumerate() {
-            let axes: Vec<Ax> = dim.axes.iter().map(Ax::from).collect();
+            let axes = &dim.axes;
             let Some(first_free) = axes.iter().position(|a| !is_manual(a)) else { continue };
             if let Some(k) = (first_free..axes.len()).find(|&k| is_manual(&axes[k])) {
                 let m = msg::manual_axis_after_free(
                     side.kind,
                     i,
                     d,
-                    &axes[k].to_string(),
-                    &axes[k - 1].to_string(),
+                    &axes[k].display(),
+                    &axes[k - 1].display(),
                 );
                 return Err(Violation::of(C::ManualComputation, m, dim.axes[k].span));
             }
@@ -136,9 +137,8 @@ fn verify_side(cx: &Ctx, id: OpId, side: &Side, manual: &[String]) -> Result<(),
                     let manual_size: i64 = dim
                         .axes
                         .iter()
-                        .map(Ax::from)
-                        .filter(is_manual)
-                        .map(|a| a.size(mesh))
+                        .filter(|a| is_manual(a))
+                        .map(|a| axis::size(&a.value(), mesh))
                         .product();
                     if manual_size == 0 || n % manual_size != 0 {
                         return Err(Violation::of(

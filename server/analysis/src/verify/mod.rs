@@ -12,7 +12,6 @@
 //! [`Order`] (the order the checks run in), so it does not depend on how it was made.
 
 pub mod attrs;
-pub mod axes;
 mod collective;
 mod constraint;
 mod data_flow;

@@ -1,13 +1,13 @@
 //! The tensor-sharding rules (S1–S20 of the verifier notes), in Shardy's order: the first
 //! failing rule is the one reported.
 
-use super::axes::{mesh_order, Ax};
 use super::messages as msg;
 use super::values::type_string;
 use super::Violation;
 use crate::diag::DiagnosticCode as C;
 use crate::model::sharding::{AxisRef, Mesh, MeshRef, TensorSharding};
 use crate::model::{Model, OpId};
+use crate::sharding::axis::{self, mesh_cmp, MeshAxes};
 use sdy_syntax::tree::{Type, TypeKind};
 use sdy_syntax::Span;
 use std::cmp::Ordering;
@@ -160,7 +160,7 @@ pub fn verify_axis_list<'a>(
         }
         seen.push(a);
         if let Some(p) = prev {
-            if can_merge(p, a) {
+            if axis::can_merge(&p.value(), &a.value()) {
                 return Err(Violation::of(
                     C::MergeableSubAxes,
                     msg::mergeable_sub_axes(&p.display(), &a.display()),
@@ -173,18 +173,16 @@ pub fn verify_axis_list<'a>(
     Ok(())
 }
 
-/// `x` directly precedes `y` as sub-axes of one axis.
-pub fn can_merge(x: &AxisRef, y: &AxisRef) -> bool {
-    match (x.sub, y.sub) {
-        (Some((xp, xs)), Some((yp, _))) => x.name == y.name && xp.saturating_mul(xs) == yp,
-        _ => false,
-    }
-}
-
 /// Whether a list is sorted w.r.t. the mesh (Shardy's mesh comparator: an axis known to
-/// the mesh sorts before an unknown one).
+/// the mesh sorts before an unknown one; two unknown names are unordered, the first is
+/// reported next).
 pub fn is_sorted_wrt_mesh(list: &[AxisRef], mesh: &Mesh) -> bool {
-    list.windows(2).all(|w| mesh_order(mesh, &Ax::from(&w[1]), &Ax::from(&w[0])) != Ordering::Less)
+    let unknown = |a: &crate::sharding::AxisRef| mesh.axis_position(&a.name).is_none();
+    list.windows(2).all(|w| {
+        let (next, prev) = (w[1].value(), w[0].value());
+        (next.name != prev.name && unknown(&next) && unknown(&prev))
+            || mesh_cmp(&next, &prev, mesh) != Ordering::Less
+    })
 }
 
 /// S14–S19: sub-axis validity, per axis name (in order of first appearance), each

@@ -2,13 +2,15 @@
 //! `all_reduce` and `reduce_scatter`: which unreduced axes an op may introduce or
 //! remove, and with which reduction.
 
-use super::axes::{axes_of, axis_set_diff, Ax};
 use super::messages as msg;
 use super::sharding::resolve_mesh;
 use super::values::same_mesh;
 use super::{Ctx, Violation};
 use crate::diag::DiagnosticCode as C;
+use crate::model::sharding::values;
 use crate::model::sharding::TensorSharding;
+use crate::sharding::axis::{overlaps, set_difference};
+use crate::sharding::AxisRef as Ax;
 use sdy_syntax::sdy::Reduction;
 
 /// Verifies the transition from `operand` to `result`. `introduce`: the reduction new
@@ -33,12 +35,12 @@ pub fn verify_transition(
         }
     }
     let Some(mesh) = mesh else { return Ok(()) };
-    let in_axes = operand.map(|s| axes_of(&s.unreduced)).unwrap_or_default();
-    let out_axes = axes_of(&result.unreduced);
-    let introduced = axis_set_diff(&out_axes, &in_axes, mesh);
-    let removed = axis_set_diff(&in_axes, &out_axes, mesh);
+    let in_axes = operand.map(|s| values(&s.unreduced)).unwrap_or_default();
+    let out_axes = values(&result.unreduced);
+    let introduced = set_difference(&out_axes, &in_axes, mesh);
+    let removed = set_difference(&in_axes, &out_axes, mesh);
     let touches = |s: &TensorSharding, diff: &[Ax]| {
-        axes_of(&s.unreduced).iter().any(|a| diff.iter().any(|d| a.overlaps(d)))
+        values(&s.unreduced).iter().any(|a| diff.iter().any(|d| overlaps(a, d)))
     };
     let focus = result.span;
     if let Some(first) = introduced.first() {
@@ -69,7 +71,7 @@ pub fn verify_transition(
         }
     }
     if let Some(s) = operand {
-        let kept = out_axes.iter().any(|r| axes_of(&s.unreduced).iter().any(|o| o.overlaps(r)));
+        let kept = out_axes.iter().any(|r| values(&s.unreduced).iter().any(|o| overlaps(o, r)));
         if kept && s.unreduced_op != result.unreduced_op {
             let m = msg::cannot_change_kept_reduction(
                 s.unreduced_op.as_str(),

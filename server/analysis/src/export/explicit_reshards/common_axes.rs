@@ -1,10 +1,10 @@
 //! Shardy's `findCommonAxes`: one sharding per factor that every operand and result
 //! of an op is then resharded to (the full version of explicit reshards).
 
-use crate::print::sdy::{AxisRef, Mesh};
-use crate::propagation::axis;
 use crate::propagation::projection::Projection;
 use crate::rules::{FactorType, OpShardingRule};
+use crate::sharding::axis;
+use crate::sharding::{AxisRef, Mesh};
 
 type Axes = Vec<AxisRef>;
 

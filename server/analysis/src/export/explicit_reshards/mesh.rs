@@ -1,7 +1,7 @@
 //! The mesh an op is resharded on (Shardy's `getMesh` in explicit reshards).
 
-use crate::print::sdy::{Mesh, MeshRef, TensorSharding};
 use crate::propagation::graph::Graph;
+use crate::sharding::{Mesh, MeshRef, TensorSharding};
 
 /// An empty mesh: no axes, no device ids (it goes with any other).
 fn is_empty(m: &Mesh) -> bool {

@@ -24,13 +24,13 @@ mod uses;
 use crate::model::{Model, OpId};
 use crate::print::ir::ValueId;
 use crate::print::ir::{Attr, Module};
-use crate::print::sdy::TensorSharding;
 use crate::propagation::graph::{
     is_data_flow_op, is_terminator, sharding_of_ref, Def, Graph, OpIdx,
 };
 use crate::propagation::ops::rule_from_print;
 use crate::propagation::projection::Projection;
 use crate::rules::{self, OpShardingRule, RuleLookup, RuleOptions};
+use crate::sharding::TensorSharding;
 use crate::verify::messages as msg;
 use process::OpCx;
 use rewrite::{OpKey, Rewriter};

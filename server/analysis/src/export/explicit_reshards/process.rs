@@ -7,12 +7,12 @@ use super::mesh::is_fully_replicated;
 use super::rewrite::{reshard_props, OpKey, Rewriter};
 use super::unreduced::collective_props;
 use crate::print::ir::ValueId;
-use crate::print::sdy::{AxisRef, Mesh, MeshRef, TensorSharding};
-use crate::propagation::axis;
 use crate::propagation::graph::{replicated_sharding, Graph};
 use crate::propagation::pipeline::import::axis_set_diff;
 use crate::propagation::projection::Projection;
 use crate::rules::OpShardingRule;
+use crate::sharding::axis;
+use crate::sharding::{AxisRef, Mesh, MeshRef, TensorSharding};
 
 pub type Axes = Vec<AxisRef>;
 

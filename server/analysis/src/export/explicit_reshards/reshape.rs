@@ -5,14 +5,14 @@
 
 use super::process::{insert_reshards, Axes, OpCx};
 use super::rewrite::Rewriter;
-use crate::print::sdy::{AxisRef, Mesh, TensorSharding};
-use crate::propagation::axis::{self, add_axis_or_merge, sub_axis};
 use crate::propagation::pipeline::calls::is_equivalent;
 use crate::propagation::projection::{
     add_remaining, gcd, remaining_at, remaining_ref, FactorSharding, Projection, Remaining,
     TensorFactorShardings,
 };
 use crate::rules::TensorMapping;
+use crate::sharding::axis::{self, add_axis_or_merge, sub_axis};
+use crate::sharding::{AxisRef, Mesh, TensorSharding};
 
 /// `getShardingSize`: the product of the sizes of every axis of the tensor's factors.
 fn sharding_size(t: &TensorFactorShardings, mesh: &Mesh) -> i64 {

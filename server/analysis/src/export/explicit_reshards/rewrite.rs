@@ -4,9 +4,9 @@
 
 use crate::print::attr::NamedAttr;
 use crate::print::ir::{Attr, Module, Op, Syntax, ValueId};
-use crate::print::sdy::TensorSharding;
 use crate::propagation::edges::{insertion_after, post_order};
 use crate::propagation::graph::{Graph, GraphCache, OpIdx, Path};
+use crate::sharding::TensorSharding;
 use std::rc::Rc;
 
 /// The attribute numbering the ops of the pass's input (removed at the end).

@@ -5,9 +5,9 @@
 use super::mesh::{is_fully_replicated, is_maximal, is_single_device};
 use super::rewrite::{reshard_props, OpKey, Rewriter};
 use crate::print::ir::ValueId;
-use crate::print::sdy::{MeshRef, TensorSharding};
 use crate::propagation::graph::{replicated_sharding, Graph, ValueType};
 use crate::propagation::pipeline::calls::is_equivalent;
+use crate::sharding::{MeshRef, TensorSharding};
 use crate::verify::messages as msg;
 
 /// The global mesh: the first `sdy.mesh` with axes that is not maximal.

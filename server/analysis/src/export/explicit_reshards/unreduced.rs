@@ -5,9 +5,9 @@
 use super::rewrite::{reshard_props, Cursor, OpKey, Rewriter};
 use crate::print::attr::NamedAttr;
 use crate::print::ir::{Attr, ValueId};
-use crate::print::sdy::{AxisRef, Reduction, TensorSharding};
-use crate::propagation::axis::{self, PrefixStatus};
 use crate::propagation::pipeline::import::axis_set_diff;
+use crate::sharding::axis::{self, PrefixStatus};
+use crate::sharding::{AxisRef, Reduction, TensorSharding};
 
 /// `sdy.all_reduce` / `sdy.replicated_to_unreduced` props.
 pub fn collective_props(

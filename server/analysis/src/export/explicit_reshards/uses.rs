@@ -6,7 +6,6 @@
 use super::rewrite::{reshard_props, Cursor, OpKey, Rewriter};
 use super::unreduced::{all_reduce_if_unreduced_to_replicated, insert_unreduced_collectives};
 use crate::print::ir::ValueId;
-use crate::print::sdy::TensorSharding;
 use crate::propagation::edges::edge_owners;
 use crate::propagation::graph::{
     add_free_axes, erase_manual_axes, manual_axes, per_value_at, replicated_sharding, Def, Graph,
@@ -14,6 +13,7 @@ use crate::propagation::graph::{
 };
 use crate::propagation::irutil::callee;
 use crate::propagation::pipeline::calls::{fully_closed_like, is_equivalent};
+use crate::sharding::TensorSharding;
 
 /// Reshards operand `k` of op `key` to `target` at `at` (after the operand's
 /// definition, or before the op): first all-reduces of unreduced axes the target

@@ -17,10 +17,10 @@ use super::ops::{i64_array, retype, Builder};
 use super::shapes::{shard_count, TensorTy};
 use crate::pass::{Pass, PassContext, PassFailed, PassOptions};
 use crate::print::ir::{Attr, Block, Module, NamedAttr, Op, Region, Syntax, ValueId};
-use crate::print::sdy::{AxisRef, Mesh, MeshRef, TensorSharding};
 use crate::propagation::editor::reshards::{axis_size, local_shape};
 use crate::propagation::graph::{per_value_ref, sharding_of, Graph};
 use crate::propagation::pipeline::import::meshes;
+use crate::sharding::{AxisRef, Mesh, MeshRef, TensorSharding};
 use crate::verify::messages;
 use rustc_hash::FxHashMap as HashMap;
 

@@ -10,9 +10,10 @@
 //! other). Each collective's out sharding is the current sharding after it.
 
 use super::super::axis_lists::{align_both, align_sub_axes_per_dim};
-use crate::print::sdy::{AllToAllParam, AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
-use crate::propagation::axis::prefix_without_overlap;
-use crate::propagation::axis::{add_axis_or_merge, next_pre_or_full, pre_size, size, sub_axis};
+use crate::print::sdy::AllToAllParam;
+use crate::sharding::axis::prefix_without_overlap;
+use crate::sharding::axis::{add_axis_or_merge, next_pre_or_full, pre_size, size, sub_axis};
+use crate::sharding::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
 
 /// What a collective does, per kind.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -160,7 +161,7 @@ impl Inserter<'_> {
                 .collect(),
             replicated: Vec::new(),
             unreduced: self.unreduced.clone(),
-            reduction: crate::print::sdy::Reduction::Sum,
+            reduction: crate::sharding::Reduction::Sum,
         }
     }
 
@@ -250,7 +251,7 @@ impl Inserter<'_> {
             }
         }
         // An axis split for capacity: the out axes must be split alike.
-        split.sort_by(crate::propagation::axis::axis_cmp);
+        split.sort_by(crate::sharding::axis::axis_cmp);
         align_sub_axes_per_dim(&mut self.outs, &split, self.mesh);
         taken
     }

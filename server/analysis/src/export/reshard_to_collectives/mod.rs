@@ -12,8 +12,8 @@
 pub mod inserter;
 
 use crate::print::ir::{Attr, Module, Op, ValueId};
-use crate::print::sdy::{Mesh, TensorSharding};
 use crate::propagation::graph::{replicated_sharding, sharding_of_ref, Def, Graph};
+use crate::sharding::{Mesh, TensorSharding};
 use inserter::{plan, Planned, Step};
 use rustc_hash::FxHashMap as HashMap;
 

@@ -4,9 +4,11 @@
 use super::{Edit, Found};
 use crate::diag::{Diagnostic, DiagnosticCode};
 use crate::explain::locate::{locate, Target};
+use crate::model::sharding::values;
 use crate::model::sharding::{AxisRef, Mesh, TensorSharding};
 use crate::model::{Model, OpId};
-use crate::verify::axes::{sort_and_merge, Ax};
+use crate::sharding::axis::{self, sort_and_merge};
+
 use crate::verify::sharding::resolve_mesh;
 use sdy_syntax::sdy::SdyAttr;
 use sdy_syntax::tree::AttrKind;
@@ -120,7 +122,7 @@ fn sort(list: &List, d: &Diagnostic) -> Option<Found> {
     if d.focus != first.span.cover(last.span) {
         return None;
     }
-    let mut sorted: Vec<Ax> = list.axes.iter().map(Ax::from).collect();
+    let mut sorted = values(&list.axes);
     sort_and_merge(&mut sorted, mesh);
     let text = join(&sorted);
     if !matches!(d.code, DiagnosticCode::UnsortedAxes | DiagnosticCode::UnsortedManualAxes) {
@@ -131,8 +133,8 @@ fn sort(list: &List, d: &Diagnostic) -> Option<Found> {
     Some((title, vec![Edit { span: d.focus, text }], true))
 }
 
-fn join(axes: &[Ax]) -> String {
-    axes.iter().map(Ax::to_string).collect::<Vec<_>>().join(", ")
+fn join(axes: &[crate::sharding::AxisRef]) -> String {
+    axes.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
 }
 
 /// `two consecutive sub-axes can be merged`: the run of mergeable sub-axes from the
@@ -144,13 +146,13 @@ fn merge(list: &List, d: &Diagnostic) -> Option<Found> {
     if d.code != DiagnosticCode::MergeableSubAxes || list.axes.get(i + 1).is_none() {
         return None;
     }
-    let mut merged = Ax::from(a);
+    let mut merged = a.value();
     let mut j = i + 1;
-    while let Some(next) = list.axes.get(j).map(Ax::from) {
-        if !merged.can_merge(&next) {
+    while let Some(next) = list.axes.get(j).map(|a| a.value()) {
+        if !axis::can_merge(&merged, &next) {
             break;
         }
-        merged = merged.merge(&next, mesh);
+        merged = axis::merge(&merged, &next, mesh);
         j += 1;
     }
     let span = a.span.cover(list.axes[j - 1].span);

@@ -17,7 +17,7 @@ use super::reshards::{compact, local_shape, tensor_shape};
 use super::{ChunkPropagation, Site, ValueResult};
 use crate::explain;
 use crate::model::{Model, OpId, ValueDef, ValueId};
-use crate::print::sdy::{Mesh, MeshRef, TensorSharding};
+use crate::sharding::{Mesh, MeshRef, TensorSharding};
 use rustc_hash::FxHashMap;
 use sdy_syntax::tree::{Custom, Dim};
 use std::collections::HashMap;

@@ -29,7 +29,7 @@ pub use super::Strategy;
 use crate::diag::{Diagnostic, DiagnosticCode, Note, Origin, Severity};
 use crate::model::Model;
 use crate::print::ir::Module;
-use crate::print::sdy::{Mesh, TensorSharding};
+use crate::sharding::{Mesh, TensorSharding};
 use sdy_syntax::tree::Chunk;
 use sdy_syntax::Span;
 use std::collections::HashMap;

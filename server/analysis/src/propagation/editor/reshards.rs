@@ -4,9 +4,9 @@
 //! [`crate::cost`].)
 
 use crate::model::Model;
-use crate::print::sdy::{AxisRef, Mesh, TensorSharding};
 use crate::propagation::inference::Source;
 use crate::propagation::origins::Node;
+use crate::sharding::{AxisRef, Mesh, TensorSharding};
 use sdy_syntax::tree::Custom;
 use sdy_syntax::Span;
 
@@ -22,13 +22,7 @@ pub fn axes_text(axes: &[AxisRef]) -> String {
 
 /// The sharding without its mesh: `[{"x"}, {?}]`, then `replicated=`/`unreduced=`.
 pub fn compact(s: &TensorSharding) -> String {
-    let full = s.to_string();
-    // `<@mesh, [...]...>` -> `[...]...`
-    let body = full.strip_prefix('<').and_then(|b| b.strip_suffix('>')).unwrap_or(&full);
-    match body.find(", [") {
-        Some(i) => body[i + 2..].to_string(),
-        None => body.to_string(),
-    }
+    crate::sharding::WithoutMesh(s).to_string()
 }
 
 /// A user-written sharding, in words.

@@ -7,8 +7,8 @@
 use super::{Site, ValueResult, Variant};
 use crate::model::{Model, OpId};
 use crate::print::ir::Module;
-use crate::print::sdy::TensorSharding;
 use crate::propagation::graph::{is_collective, per_value_at, sharding_of, Def, Graph, OpIdx};
+use crate::sharding::TensorSharding;
 use rustc_hash::FxHashMap as HashMap;
 
 /// The shardings written in the source module (before any pass), by site.

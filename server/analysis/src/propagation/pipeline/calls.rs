@@ -8,7 +8,7 @@ use super::import::{call_graph_post_order, func_arg_shardings, func_result_shard
 use crate::print::attr::NamedAttr;
 use crate::print::ir::{Attr, Module, Op, Region, Syntax, ValueId};
 use crate::print::printer::print_op_at;
-use crate::print::sdy::{Mesh, TensorSharding};
+use crate::sharding::{Mesh, TensorSharding};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// Paths of the `func.call` ops inside the op at `path`, in post-order.

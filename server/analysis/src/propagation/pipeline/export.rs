@@ -1,13 +1,13 @@
 //! The export passes of `-sdy-propagation-pipeline`.
 
-use super::super::axis;
 use super::super::edges::post_order;
 use super::super::graph::*;
 use super::super::irutil::*;
 use super::super::ops::purity;
 use crate::print::attr::NamedAttr;
 use crate::print::ir::{Attr, Module, Op, ValueId};
-use crate::print::sdy::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
+use crate::sharding::axis;
+use crate::sharding::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
 use rustc_hash::{FxHashMap as HashMap, FxHasher};
 use std::hash::{Hash, Hasher};
 

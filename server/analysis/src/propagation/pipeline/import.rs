@@ -1,13 +1,13 @@
 //! The import passes of `-sdy-propagation-pipeline` that change what users see.
 
-use super::super::axis;
 use super::super::edges::{add_data_flow_edges, post_order};
 use super::super::graph::*;
 use super::super::irutil::*;
 use super::super::ops::{is_elementwise_op, purity};
 use crate::print::attr::NamedAttr;
 use crate::print::ir::{Attr, Module, Op, Syntax, ValueId};
-use crate::print::sdy::{AxisRef, Mesh, MeshRef, TensorSharding};
+use crate::sharding::axis;
+use crate::sharding::{AxisRef, Mesh, MeshRef, TensorSharding};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// `symbol-dce`: removes private functions nothing (live) refers to.

@@ -2,14 +2,13 @@
 //! ascending), then each moves its axes from the source to the target dimension and
 //! every other dimension stays as it is.
 
-use super::super::axes::axes_of;
 use super::super::messages as msg;
 use super::super::sharding::verify_axis_list;
 use super::super::{Ctx, Violation};
 use super::per_dim::{expect_dim, gather_along_dim, slice_along_dim};
 use super::Collective;
 use crate::diag::DiagnosticCode as C;
-use crate::model::sharding::AxisRef;
+use crate::model::sharding::{values, AxisRef};
 use sdy_syntax::sdy::SdyAttr;
 use sdy_syntax::Span;
 
@@ -89,7 +88,7 @@ pub fn verify(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
     }
     for (dim, d) in operand.dims.iter().enumerate() {
         if !seen_dims.get(dim).copied().unwrap_or(true) {
-            expect_dim(c, dim, &axes_of(&d.axes))?;
+            expect_dim(c, dim, &values(&d.axes))?;
         }
     }
     Ok(())

@@ -3,14 +3,17 @@
 //! sharding must give the result sharding.
 
 use super::super::attrs::{axis_lists_per_dim, reduction_op};
-use super::super::axes::{add_or_merge, axes_of, list_display, sort_and_merge, Ax};
 use super::super::messages as msg;
 use super::super::sharding::verify_axis_list;
 use super::super::unreduced::verify_transition;
 use super::super::{Ctx, Violation};
 use super::Collective;
 use crate::diag::DiagnosticCode as C;
-use crate::model::sharding::{AxisRef, Mesh};
+use crate::model::sharding::{values, AxisRef, Mesh};
+use crate::sharding::axis::{
+    add_axis_or_merge, list_display, prefix_without_overlap, sort_and_merge, suffix_of,
+};
+use crate::sharding::AxisRef as Ax;
 use sdy_syntax::sdy::Reduction;
 
 /// Removes `gathering` from the minor end of `axes` (`kind` names the axes in errors).
@@ -21,13 +24,13 @@ pub fn gather_along_dim(
     mesh: &Mesh,
     kind: &str,
 ) -> Result<Vec<Ax>, Violation> {
-    let mut expected = axes_of(axes);
+    let mut expected = values(axes);
     for g in gathering.iter().rev() {
-        let ga = Ax::from(g);
+        let ga = g.value();
         match expected.last() {
-            Some(last) if ga.suffix_of(last, mesh) => {
+            Some(last) if suffix_of(&ga, last, mesh) => {
                 let last = expected.pop().expect("checked");
-                if let Some(prefix) = last.prefix_without_overlap(&ga) {
+                if let Some(prefix) = prefix_without_overlap(&last, &ga) {
                     expected.push(prefix);
                 }
             }
@@ -45,9 +48,9 @@ pub fn gather_along_dim(
 
 /// Appends `slicing` to `axes`, merging consecutive sub-axes.
 pub fn slice_along_dim(axes: &[AxisRef], slicing: &[AxisRef], mesh: &Mesh) -> Vec<Ax> {
-    let mut expected = axes_of(axes);
+    let mut expected = values(axes);
     for s in slicing {
-        add_or_merge(&mut expected, &Ax::from(s), mesh);
+        add_axis_or_merge(&mut expected, s.value(), mesh);
     }
     expected
 }
@@ -55,7 +58,7 @@ pub fn slice_along_dim(axes: &[AxisRef], slicing: &[AxisRef], mesh: &Mesh) -> Ve
 /// The result dimension `dim` must have exactly the `expected` axes.
 pub fn expect_dim(c: &Collective, dim: usize, expected: &[Ax]) -> Result<(), Violation> {
     let actual = &c.out.dims[dim];
-    if axes_of(&actual.axes) != expected {
+    if values(&actual.axes) != expected {
         return Err(Violation::of(
             C::Collective,
             msg::result_dim_mismatch(&list_display(expected), dim),
@@ -120,10 +123,10 @@ pub fn sharded_to_unreduced(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
         gather_along_dim(axes, list, dim, &c.mesh, "shard-to-unreduce")
     })?;
     let Some(lists) = axis_lists_per_dim(cx.model, c.id, "axes") else { return Ok(()) };
-    let mut expected = c.operand.as_ref().map(|s| axes_of(&s.unreduced)).unwrap_or_default();
-    expected.extend(lists.iter().flatten().map(Ax::from));
+    let mut expected = c.operand.as_ref().map(|s| values(&s.unreduced)).unwrap_or_default();
+    expected.extend(lists.iter().flatten().map(AxisRef::value));
     sort_and_merge(&mut expected, &c.mesh);
-    if expected != axes_of(&c.out.unreduced) {
+    if expected != values(&c.out.unreduced) {
         return Err(Violation::of(
             C::Collective,
             msg::SHARDED_TO_UNREDUCED_AXES.to_string(),

@@ -1,13 +1,14 @@
 //! `sdy.collective_permute`: meshes may differ in device order only, and every
 //! dimension keeps its sharded size.
 
-use super::super::axes::{axes_of, sharded_size};
 use super::super::messages as msg;
 use super::super::sharding::resolve_mesh;
 use super::super::{Ctx, Violation};
 use super::{mesh_mismatch, Collective};
 use crate::diag::DiagnosticCode as C;
+use crate::model::sharding::values;
 use crate::model::sharding::MeshRef;
+use crate::sharding::axis::total_size;
 
 pub fn verify(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
     let Some(operand) = &c.operand else { return Ok(()) };
@@ -37,11 +38,11 @@ pub fn verify(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
         ));
     }
     for (dim, (in_dim, out_dim)) in operand.dims.iter().zip(&c.out.dims).enumerate() {
-        let (in_axes, out_axes) = (axes_of(&in_dim.axes), axes_of(&out_dim.axes));
+        let (in_axes, out_axes) = (values(&in_dim.axes), values(&out_dim.axes));
         if in_axes == out_axes {
             continue;
         }
-        let (in_size, out_size) = (sharded_size(&in_axes, mesh), sharded_size(&out_axes, mesh));
+        let (in_size, out_size) = (total_size(&in_axes, mesh), total_size(&out_axes, mesh));
         if in_size != out_size {
             return Err(Violation::of(
                 C::Collective,

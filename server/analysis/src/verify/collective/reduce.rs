@@ -2,14 +2,14 @@
 //! valid and not sharding the operand, and the unreduced axes they add or remove.
 
 use super::super::attrs::{axis_list, reduction_op};
-use super::super::axes::{axes_of, sort_and_merge, Ax};
 use super::super::messages as msg;
 use super::super::sharding::verify_sorted_axis_list;
 use super::super::unreduced::verify_transition;
 use super::super::{Ctx, Violation};
 use super::Collective;
 use crate::diag::DiagnosticCode as C;
-use crate::model::sharding::{AxisRef, DimSharding, MeshRef, TensorSharding};
+use crate::model::sharding::{values, AxisRef, DimSharding, MeshRef, TensorSharding};
+use crate::sharding::axis::{overlaps, sort_and_merge};
 use sdy_syntax::sdy::Reduction;
 
 /// Same mesh reference (same symbol, or equal inline meshes).
@@ -30,7 +30,7 @@ fn equivalent_ignoring_unreduced(a: &TensorSharding, b: &TensorSharding) -> bool
     }
     same_mesh_ref(a, b)
         && a.dims.len() == b.dims.len()
-        && a.dims.iter().zip(&b.dims).all(|(x, y)| axes_of(&x.axes) == axes_of(&y.axes))
+        && a.dims.iter().zip(&b.dims).all(|(x, y)| values(&x.axes) == values(&y.axes))
 }
 
 pub fn all_reduce(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
@@ -46,8 +46,8 @@ pub fn all_reduce(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
     let mut seen: Vec<&AxisRef> = Vec::new();
     verify_sorted_axis_list(&reduction, &c.mesh, &mut seen, "reduction")?;
     for r in &reduction {
-        let ra = Ax::from(r);
-        let overlaps = |list: &[AxisRef]| list.iter().any(|a| Ax::from(a).overlaps(&ra));
+        let ra = r.value();
+        let overlaps = |list: &[AxisRef]| list.iter().any(|a| overlaps(&a.value(), &ra));
         if operand.dims.iter().any(|d| overlaps(&d.axes)) || overlaps(&operand.replicated) {
             return Err(Violation::of(
                 C::Collective,
@@ -70,7 +70,7 @@ pub fn all_reduce(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
 fn same_dims(a: &[DimSharding], b: &[DimSharding]) -> bool {
     a.len() == b.len()
         && a.iter().zip(b).all(|(x, y)| {
-            axes_of(&x.axes) == axes_of(&y.axes) && x.closed == y.closed && x.priority == y.priority
+            values(&x.axes) == values(&y.axes) && x.closed == y.closed && x.priority == y.priority
         })
 }
 
@@ -99,8 +99,8 @@ pub fn replicated_to_unreduced(cx: &Ctx, c: &Collective) -> Result<(), Violation
     let mut seen: Vec<&AxisRef> = Vec::new();
     verify_sorted_axis_list(&axes, &c.mesh, &mut seen, "r2u")?;
     for r in &axes {
-        let ra = Ax::from(r);
-        let overlaps = |list: &[AxisRef]| list.iter().any(|a| Ax::from(a).overlaps(&ra));
+        let ra = r.value();
+        let overlaps = |list: &[AxisRef]| list.iter().any(|a| overlaps(&a.value(), &ra));
         if operand.dims.iter().any(|d| overlaps(&d.axes)) {
             return Err(Violation::of(
                 C::Collective,
@@ -116,10 +116,10 @@ pub fn replicated_to_unreduced(cx: &Ctx, c: &Collective) -> Result<(), Violation
             ));
         }
     }
-    let mut expected = axes_of(&operand.unreduced);
-    expected.extend(axes.iter().map(Ax::from));
+    let mut expected = values(&operand.unreduced);
+    expected.extend(axes.iter().map(AxisRef::value));
     sort_and_merge(&mut expected, &c.mesh);
-    if expected != axes_of(&c.out.unreduced) {
+    if expected != values(&c.out.unreduced) {
         return Err(Violation::of(
             C::Collective,
             msg::REPLICATED_TO_UNREDUCED_AXES.to_string(),

@@ -1,0 +1,303 @@
+//! Meshes, axis refs and tensor shardings as values: what Shardy's attribute classes
+//! hold, built from the syntax trees or by passes, printed in Shardy's canonical form
+//! (`#sdy.sharding<@m, [{"a", ?}, {}p1], replicated={"b"}, unreduced=max{"c"}>`), with
+//! the axis algebra of `AxisRefAttr` in [`axis`]. The semantic model keeps its own
+//! spanned copies (`model::sharding`) and converts to these for the algebra and printing.
+
+pub mod axis;
+
+use sdy_syntax::escape::{escape_string, symbol_ref, unescape};
+use sdy_syntax::sdy::{AxisRefAst, MeshAst, MeshRefAst, ShardingAst};
+use sdy_syntax::tree::Str;
+use std::fmt::{self, Write};
+
+pub use sdy_syntax::sdy::Reduction;
+
+/// `"a"` or `"a":(2)4`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AxisRef {
+    /// The axis name (escapes decoded; inline when short, so copies do not allocate).
+    pub name: Str,
+    /// `(pre_size, size)` of a sub-axis.
+    pub sub: Option<(i64, i64)>,
+}
+
+impl AxisRef {
+    pub fn full(name: impl Into<Str>) -> AxisRef {
+        AxisRef { name: name.into(), sub: None }
+    }
+}
+
+impl fmt::Display for AxisRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&escape_string(self.name.as_bytes()))?;
+        if let Some((pre, size)) = self.sub {
+            write!(f, ":({pre}){size}")?;
+        }
+        Ok(())
+    }
+}
+
+/// `{"a", "b", ?}p1`
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DimSharding {
+    pub axes: Vec<AxisRef>,
+    /// Open (`?`) rather than closed.
+    pub open: bool,
+    pub priority: Option<i64>,
+}
+
+impl fmt::Display for DimSharding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_char('{')?;
+        for (i, a) in self.axes.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{a}")?;
+        }
+        if self.open {
+            if !self.axes.is_empty() {
+                f.write_str(", ")?;
+            }
+            f.write_char('?')?;
+        }
+        f.write_char('}')?;
+        if let Some(p) = self.priority {
+            write!(f, "p{p}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The body of a mesh: `<["a"=2, "b"=4], device_ids=[...]>`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Mesh {
+    pub axes: Vec<(String, i64)>,
+    /// Explicit device ids; empty means iota (Shardy drops iota ids when there are axes).
+    pub device_ids: Vec<i64>,
+}
+
+impl Mesh {
+    /// Drops `device_ids` equal to iota of the device count when the mesh has axes,
+    /// as Shardy's mesh builder does while parsing.
+    pub fn canonicalize(&mut self) {
+        if crate::shape::is_iota_device_ids(self.axes.iter().map(|a| a.1), &self.device_ids) {
+            self.device_ids.clear();
+        }
+    }
+}
+
+impl fmt::Display for Mesh {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<[")?;
+        for (i, (name, size)) in self.axes.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{}={size}", escape_string(name.as_bytes()))?;
+        }
+        f.write_char(']')?;
+        if !self.device_ids.is_empty() {
+            f.write_str(", device_ids=[")?;
+            for (i, d) in self.device_ids.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{d}")?;
+            }
+            f.write_char(']')?;
+        }
+        f.write_char('>')
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MeshRef {
+    /// `@name` of an `sdy.mesh`.
+    Symbol(String),
+    /// `mesh<[...]>`
+    Inline(Mesh),
+}
+
+impl fmt::Display for MeshRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MeshRef::Symbol(s) => f.write_str(&symbol_ref(s)),
+            MeshRef::Inline(m) => write!(f, "mesh{m}"),
+        }
+    }
+}
+
+/// A tensor sharding; `Display` prints the stripped body `<@m, [...]>` used inside
+/// per-value lists and op syntax (use [`TensorSharding::attr`] for `#sdy.sharding<...>`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorSharding {
+    pub mesh: MeshRef,
+    pub dims: Vec<DimSharding>,
+    pub replicated: Vec<AxisRef>,
+    pub unreduced: Vec<AxisRef>,
+    /// The reduction of the unreduced axes (printed only when not `sum`).
+    pub reduction: Reduction,
+}
+
+impl TensorSharding {
+    /// A fully open or closed sharding of rank `rank` on mesh `@mesh`.
+    pub fn replicated(mesh: &str, rank: usize, open: bool) -> TensorSharding {
+        TensorSharding {
+            mesh: MeshRef::Symbol(mesh.to_string()),
+            dims: vec![DimSharding { axes: Vec::new(), open, priority: None }; rank],
+            replicated: Vec::new(),
+            unreduced: Vec::new(),
+            reduction: Reduction::Sum,
+        }
+    }
+    /// `#sdy.sharding<...>`
+    pub fn attr(&self) -> String {
+        format!("#sdy.sharding{self}")
+    }
+}
+
+pub(crate) fn axis_list(f: &mut fmt::Formatter<'_>, axes: &[AxisRef]) -> fmt::Result {
+    f.write_char('{')?;
+    for (i, a) in axes.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{a}")?;
+    }
+    f.write_char('}')
+}
+
+impl fmt::Display for TensorSharding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<{}, {}>", self.mesh, WithoutMesh(self))
+    }
+}
+
+/// The sharding after its mesh: `[{"x"}, {?}], replicated={"y"}` (compact hints).
+pub struct WithoutMesh<'a>(pub &'a TensorSharding);
+
+impl fmt::Display for WithoutMesh<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.0;
+        f.write_char('[')?;
+        for (i, d) in s.dims.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{d}")?;
+        }
+        f.write_char(']')?;
+        if !s.replicated.is_empty() {
+            f.write_str(", replicated=")?;
+            axis_list(f, &s.replicated)?;
+        }
+        if !s.unreduced.is_empty() {
+            f.write_str(", unreduced=")?;
+            if s.reduction != Reduction::Sum {
+                f.write_str(s.reduction.as_str())?;
+            }
+            axis_list(f, &s.unreduced)?;
+        }
+        Ok(())
+    }
+}
+
+// ----- from the syntax trees -----
+
+impl AxisRef {
+    pub fn from_ast(a: &AxisRefAst) -> AxisRef {
+        AxisRef { name: unescape(&a.name).into(), sub: a.sub.map(|s| (s.pre_size, s.size)) }
+    }
+    pub fn list_from_ast(v: &[AxisRefAst]) -> Vec<AxisRef> {
+        v.iter().map(AxisRef::from_ast).collect()
+    }
+}
+
+impl Mesh {
+    pub fn from_ast(m: &MeshAst) -> Mesh {
+        let mut out = Mesh {
+            axes: m.axes.iter().map(|a| (unescape(&a.name), a.size)).collect(),
+            device_ids: m
+                .device_ids
+                .as_ref()
+                .map(|d| d.ids.iter().map(|x| x.0).collect())
+                .unwrap_or_default(),
+        };
+        out.canonicalize();
+        out
+    }
+}
+
+impl TensorSharding {
+    pub fn from_ast(s: &ShardingAst) -> TensorSharding {
+        TensorSharding {
+            mesh: match &s.mesh {
+                MeshRefAst::Symbol { name, .. } => {
+                    MeshRef::Symbol(name.trim_start_matches('@').trim_matches('"').to_string())
+                }
+                MeshRefAst::Inline(m) => MeshRef::Inline(Mesh::from_ast(m)),
+            },
+            dims: s
+                .dims
+                .iter()
+                .map(|d| DimSharding {
+                    axes: AxisRef::list_from_ast(&d.axes),
+                    open: d.open.is_some(),
+                    priority: d.priority.map(|p| p.0),
+                })
+                .collect(),
+            replicated: s
+                .replicated
+                .as_ref()
+                .map(|r| AxisRef::list_from_ast(&r.axes))
+                .unwrap_or_default(),
+            unreduced: s
+                .unreduced
+                .as_ref()
+                .map(|u| AxisRef::list_from_ast(&u.list.axes))
+                .unwrap_or_default(),
+            reduction: s
+                .unreduced
+                .as_ref()
+                .and_then(|u| u.reduction.map(|r| r.0))
+                .unwrap_or(Reduction::Sum),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printing() {
+        let s = TensorSharding {
+            mesh: MeshRef::Symbol("m".into()),
+            dims: vec![
+                DimSharding { axes: vec![AxisRef::full("a")], open: true, priority: None },
+                DimSharding { axes: vec![], open: false, priority: Some(1) },
+                DimSharding {
+                    axes: vec![AxisRef { name: "b".into(), sub: Some((2, 4)) }],
+                    open: false,
+                    priority: None,
+                },
+            ],
+            replicated: vec![AxisRef::full("c")],
+            unreduced: vec![AxisRef::full("d")],
+            reduction: Reduction::Max,
+        };
+        assert_eq!(
+            s.attr(),
+            r#"#sdy.sharding<@m, [{"a", ?}, {}p1, {"b":(2)4}], replicated={"c"}, unreduced=max{"d"}>"#
+        );
+        let mut m =
+            Mesh { axes: vec![("a".into(), 2), ("b".into(), 2)], device_ids: vec![0, 1, 2, 3] };
+        m.canonicalize();
+        assert_eq!(m.to_string(), r#"<["a"=2, "b"=2]>"#);
+        let mut m = Mesh { axes: vec![], device_ids: vec![0] };
+        m.canonicalize();
+        assert_eq!(m.to_string(), "<[], device_ids=[0]>");
+    }
+}
