@@ -19,6 +19,7 @@ pub mod rules;
 pub mod shape;
 pub mod sharding;
 pub mod syntax_diags;
+pub mod types;
 pub mod verify;
 
 use diag::Diagnostic;

@@ -189,16 +189,6 @@ fn shape(ty: &str) -> Option<Vec<i64>> {
     ValueType::parse(ty).static_shape()
 }
 
-fn tensor_type(shape: &[i64], elem: &str) -> String {
-    let mut t = String::from("tensor<");
-    for d in shape {
-        t.push_str(&format!("{d}x"));
-    }
-    t.push_str(elem);
-    t.push('>');
-    t
-}
-
 /// `getDivisiblePaddedType` with the manual axes as the allowed ones.
 fn padded_shape(ty: &str, s: &TensorSharding, mesh: &Mesh, manual: &[String]) -> Option<Vec<i64>> {
     let dims = shape(ty)?;
@@ -313,7 +303,7 @@ fn partition_one(
         let scalar = format!("tensor<{elem}>");
         let (c, zero) = constant(m, &zero_of(&scalar), &scalar);
         before.push(c);
-        let pty = tensor_type(&p, &elem);
+        let pty = crate::types::tensor_text(&p, &elem);
         let pv = m.new_value(Some(pty.clone()));
         let mut pad = Op::pretty("stablehlo.pad", vec![v, zero], vec![pv], Vec::new());
         let high: Vec<i64> = p.iter().zip(&base).map(|(a, b)| a - b).collect();
@@ -334,7 +324,7 @@ fn partition_one(
         .map(|(&r, s)| {
             let ty = m.ty(r).unwrap_or("").to_string();
             match padded_of(&ty, s) {
-                Some(p) => tensor_type(&p, element_type(&ty)),
+                Some(p) => crate::types::tensor_text(&p, element_type(&ty)),
                 None => ty,
             }
         })

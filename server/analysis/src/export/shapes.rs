@@ -16,9 +16,6 @@ impl TensorTy {
     /// `tensor<8x16xf32>`; `None` for other types and dynamic shapes.
     pub fn parse(ty: &str) -> Option<TensorTy> {
         let (shape, elem) = tensor_shape(ty)?;
-        if elem.starts_with('?') || elem.starts_with('*') {
-            return None;
-        }
         Some(TensorTy { shape, elem: elem.to_string() })
     }
     pub fn with_shape(&self, shape: Vec<i64>) -> TensorTy {
@@ -32,14 +29,7 @@ impl TensorTy {
         TensorTy { shape: Vec::new(), elem: elem.to_string() }
     }
     pub fn text(&self) -> String {
-        let mut s = String::from("tensor<");
-        for d in &self.shape {
-            s.push_str(&d.to_string());
-            s.push('x');
-        }
-        s.push_str(&self.elem);
-        s.push('>');
-        s
+        crate::types::tensor_text(&self.shape, &self.elem)
     }
 }
 

@@ -242,27 +242,10 @@ fn sanitize(name: &str) -> String {
     out
 }
 
-/// The element type of a tensor type text (`tensor<8xi32>` -> `i32`).
+/// The element type of a tensor type text (`tensor<8xi32>` -> `i32`); other types as
+/// they are.
 pub fn element_type(ty: &str) -> &str {
-    let inner = ty.strip_prefix("tensor<").and_then(|t| t.strip_suffix('>')).unwrap_or(ty);
-    let inner = match inner.find(", ") {
-        Some(i) if !inner[..i].contains('<') => &inner[..i],
-        _ => inner,
-    };
-    // The element type follows the last `x` of the shape part.
-    let mut rest = inner;
-    loop {
-        let b = rest.as_bytes();
-        let mut i = 0;
-        while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'?' || b[i] == b'*') {
-            i += 1;
-        }
-        if i > 0 && b.get(i) == Some(&b'x') {
-            rest = &rest[i + 1..];
-        } else {
-            return rest;
-        }
-    }
+    crate::types::read_tensor(ty).map_or(ty, |t| t.elem())
 }
 
 fn is_integer_type(t: &str) -> bool {

@@ -132,24 +132,7 @@ pub fn compact_reducer<'a>(op: &'a Op, ty: &dyn Fn(ValueId) -> String) -> Option
 
 /// `f32` of `tensor<8x?xf32>` (an encoding left out).
 fn element_type(ty: &str) -> Option<&str> {
-    let mut rest = ty.strip_prefix("tensor<")?.strip_suffix('>')?;
-    loop {
-        let digits = rest.find(|c: char| !(c.is_ascii_digit() || c == '?')).unwrap_or(0);
-        match rest[digits..].strip_prefix('x') {
-            Some(after) if digits > 0 => rest = after,
-            _ => break,
-        }
-    }
-    let mut depth = 0;
-    for (i, c) in rest.char_indices() {
-        match c {
-            '<' | '(' | '[' => depth += 1,
-            '>' | ')' | ']' => depth -= 1,
-            ',' if depth == 0 => return Some(rest[..i].trim_end()),
-            _ => {}
-        }
-    }
-    Some(rest)
+    crate::types::read_tensor(ty).map(|t| t.elem())
 }
 
 /// The unary elementwise CHLO ops (`chlo.square %x : T -> R`).

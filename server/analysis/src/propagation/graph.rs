@@ -66,39 +66,14 @@ impl ValueType {
         if s.starts_with("tuple<") {
             return ValueType::Tuple(s.to_string());
         }
-        let Some(inner) = s.strip_prefix("tensor<").and_then(|r| r.strip_suffix('>')) else {
-            return ValueType::Other(s.to_string());
-        };
-        let mut dims = Vec::new();
-        let mut rest = inner;
-        loop {
-            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-            if digits > 0 && rest.as_bytes().get(digits) == Some(&b'x') {
-                dims.push(rest[..digits].parse::<i64>().ok());
-                rest = &rest[digits + 1..];
-            } else if rest.starts_with("?x") {
-                dims.push(None);
-                rest = &rest[2..];
-            } else if rest.starts_with("*x") {
-                return ValueType::Other(s.to_string());
-            } else {
-                break;
-            }
+        match crate::types::read_tensor(s).and_then(|t| t.dims) {
+            Some(dims) => ValueType::Ranked(dims),
+            None => ValueType::Other(s.to_string()),
         }
-        ValueType::Ranked(dims)
     }
     /// Whether `s` parses as a rank-0 tensor, without building the type.
     pub fn is_scalar_text(s: &str) -> bool {
-        let s = s.trim();
-        if s.starts_with("tuple<") {
-            return false;
-        }
-        let Some(inner) = s.strip_prefix("tensor<").and_then(|r| r.strip_suffix('>')) else {
-            return false;
-        };
-        let digits = inner.bytes().take_while(u8::is_ascii_digit).count();
-        let static_dim = digits > 0 && inner.as_bytes().get(digits) == Some(&b'x');
-        !static_dim && !inner.starts_with("?x") && !inner.starts_with("*x")
+        crate::types::is_rank0_tensor(s.trim())
     }
     /// The static shape of a ranked tensor with no dynamic dimension.
     pub fn static_shape(&self) -> Option<Vec<i64>> {

@@ -208,24 +208,9 @@ pub fn rule_from_print(r: &p::OpShardingRule) -> Option<OpShardingRule> {
 
 /// The registry's view of a type written as text.
 pub fn tensor_type(ty: &str) -> TensorType {
-    let ty = ty.trim();
-    let Some(inner) = ty.strip_prefix("tensor<").and_then(|r| r.strip_suffix('>')) else {
+    let Some(t) = crate::types::read_tensor(ty.trim()) else {
         return TensorType::default();
     };
-    let mut shape = Vec::new();
-    let mut rest = inner;
-    loop {
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits > 0 && rest.as_bytes().get(digits) == Some(&b'x') {
-            shape.push(rest[..digits].parse::<i64>().unwrap_or(0));
-            rest = &rest[digits + 1..];
-        } else if rest.starts_with("?x") {
-            shape.push(rules::DYNAMIC);
-            rest = &rest[2..];
-        } else {
-            break;
-        }
-    }
-    let elem = rest.split(',').next().unwrap_or("").trim().to_string();
-    TensorType { shape: Some(shape), elem }
+    let shape = t.dims.as_ref().map(|d| d.iter().map(|d| d.unwrap_or(rules::DYNAMIC)).collect());
+    TensorType { shape, elem: t.elem().to_string() }
 }

@@ -160,7 +160,8 @@ pub fn verify_axis_list<'a>(
         }
         seen.push(a);
         if let Some(p) = prev {
-            if axis::can_merge(&p.value(), &a.value()) {
+            // Only sub-axes merge: full axes skip the conversion.
+            if p.sub.is_some() && a.sub.is_some() && axis::can_merge(&p.value(), &a.value()) {
                 return Err(Violation::of(
                     C::MergeableSubAxes,
                     msg::mergeable_sub_axes(&p.display(), &a.display()),

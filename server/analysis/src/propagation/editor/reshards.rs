@@ -99,23 +99,8 @@ pub fn axis_size(a: &AxisRef, mesh: &Mesh) -> Option<i64> {
 
 /// `tensor<8x16xf32>` -> ([8, 16], "f32"); static shapes only.
 pub fn tensor_shape(ty: &str) -> Option<(Vec<i64>, &str)> {
-    let inner = ty.trim().strip_prefix("tensor<")?.strip_suffix('>')?;
-    let inner = inner.split(',').next()?.trim(); // drop an encoding
-    let mut dims = Vec::new();
-    let mut rest = inner;
-    loop {
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits > 0 && rest.as_bytes().get(digits) == Some(&b'x') {
-            dims.push(rest[..digits].parse().ok()?);
-            rest = &rest[digits + 1..];
-        } else {
-            break;
-        }
-    }
-    if rest.starts_with('?') || rest.starts_with('*') {
-        return None;
-    }
-    Some((dims, rest))
+    let t = crate::types::read_tensor(ty.trim())?;
+    Some((t.static_dims()?, t.elem()))
 }
 
 /// The storage size of an element type.

@@ -249,7 +249,7 @@ fn cut_component(
     let ty_with = |size: i64| {
         let mut s = shape.to_vec();
         s[ivd] = size;
-        tensor_type(&s, &elem)
+        crate::types::tensor_text(&s, &elem)
     };
     let total = shape[ivd];
     // A concatenate of every component: concatenate the others.
@@ -318,11 +318,6 @@ fn i64_array(v: &[i64]) -> Attr {
         true => Attr::Raw("array<i64>".into()),
         false => Attr::Raw(format!("array<i64: {}>", items.join(", "))),
     }
-}
-
-fn tensor_type(shape: &[i64], elem: &str) -> String {
-    let dims: String = shape.iter().map(|d| format!("{d}x")).collect();
-    format!("tensor<{dims}{elem}>")
 }
 
 #[cfg(test)]
