@@ -129,7 +129,11 @@ pub fn attr_to_string(attr: &Attr) -> String {
 
 /// `{a = 1 : i64, b}`, entries sorted by name as MLIR's dictionaries are.
 pub fn write_dict(out: &mut String, entries: &[NamedAttr]) {
-    let mut sorted: Vec<&NamedAttr> = entries.iter().collect();
+    write_dict_of(out, entries.iter().collect());
+}
+
+/// [`write_dict`] of borrowed entries (a filtered dictionary, uncopied).
+pub fn write_dict_of(out: &mut String, mut sorted: Vec<&NamedAttr>) {
     sorted.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
     out.push('{');
     for (i, e) in sorted.iter().enumerate() {
@@ -180,6 +184,20 @@ pub fn symbol_ref(name: &str) -> String {
 }
 
 /// A quoted string with LLVM's `printEscapedString` escapes (`\22`, `\0A`, `\\`).
+/// [`escape_string`] written to `out`, without a copy when nothing needs escaping
+/// (axis names, printed in every sharding).
+pub fn write_escaped<W: Write + ?Sized>(out: &mut W, bytes: &[u8]) -> std::fmt::Result {
+    let plain = bytes.iter().all(|&c| (0x20..0x7f).contains(&c) && c != b'"' && c != b'\\');
+    match std::str::from_utf8(bytes) {
+        Ok(s) if plain => {
+            out.write_char('"')?;
+            out.write_str(s)?;
+            out.write_char('"')
+        }
+        _ => out.write_str(&escape_string(bytes)),
+    }
+}
+
 pub fn escape_string(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len() + 2);
     out.push('"');

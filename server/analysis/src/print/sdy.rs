@@ -2,7 +2,7 @@
 //! syntax trees of `sdy_syntax::sdy` or by passes, and printed in Shardy's canonical
 //! form: `#sdy.sharding<@m, [{"a", ?}, {}p1], replicated={"b"}, unreduced=max{"c"}>`.
 
-use super::attr::escape_string;
+use super::attr::write_escaped;
 use sdy_syntax::sdy::*;
 use sdy_syntax::tree::Str;
 use std::fmt::{self, Write};
@@ -24,7 +24,7 @@ impl AxisRef {
 
 impl fmt::Display for AxisRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&escape_string(self.name.as_bytes()))?;
+        write_escaped(f, self.name.as_bytes())?;
         if let Some((pre, size)) = self.sub {
             write!(f, ":({pre}){size}")?;
         }
@@ -89,7 +89,8 @@ impl fmt::Display for Mesh {
             if i > 0 {
                 f.write_str(", ")?;
             }
-            write!(f, "{}={size}", escape_string(name.as_bytes()))?;
+            write_escaped(f, name.as_bytes())?;
+            write!(f, "={size}")?;
         }
         f.write_char(']')?;
         if !self.device_ids.is_empty() {

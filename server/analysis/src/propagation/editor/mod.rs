@@ -96,6 +96,9 @@ pub struct ChunkPropagation {
     /// tooltip): copying it out per value would cost more than most runs' hovers.
     explained: Explained,
     module: Option<Module>,
+    /// The index of `module` the results were read from, kept by unexplained runs for
+    /// the cost (which would build it again); an editor's run does not hold it.
+    graph: Option<Graph>,
     printed: OnceLock<String>,
 }
 
@@ -111,6 +114,11 @@ impl ChunkPropagation {
     /// The propagated module (`None` when the pass failed).
     pub fn module(&self) -> Option<&Module> {
         self.module.as_ref().filter(|_| !self.failed)
+    }
+
+    /// The index of [`ChunkPropagation::module`] (`None` when the pass failed).
+    pub(crate) fn graph(&self) -> Option<&Graph> {
+        self.graph.as_ref().filter(|_| !self.failed)
     }
 
     /// The result for `site`.
@@ -168,6 +176,7 @@ impl ChunkPropagation {
             meshes: HashMap::new(),
             explained: Explained::default(),
             module: None,
+            graph: None,
             printed: OnceLock::new(),
         }
     }
@@ -280,6 +289,7 @@ fn run_chunk(
         meshes: g.meshes.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         explained,
         module: Some(m),
+        graph: control.is_none().then_some(g),
         printed: OnceLock::new(),
     })
 }
