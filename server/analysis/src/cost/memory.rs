@@ -54,12 +54,12 @@ pub fn functions_in(m: &Module, g: &Graph) -> Vec<(String, Option<u32>, Function
         }
         let ops = &order[first..k];
         let slot = |s: &crate::print::ir::FuncSlot| {
-            local(&s.ty, sharding_of_ref(s.attr("sdy.sharding")), &g).map_or(0, |x| x.1)
+            local(&s.ty, sharding_of_ref(s.attr("sdy.sharding")), g).map_or(0, |x| x.1)
         };
         let arguments: i64 = fi.args.iter().map(slot).sum();
         let per_result: Vec<i64> = fi.results.iter().map(slot).collect();
         let results = per_result.iter().sum();
-        let peak = arguments + peak_of(m, &g, ops);
+        let peak = arguments + peak_of(m, g, ops);
         let memory = FunctionMemory { arguments, results, per_result, peak };
         out.push((fi.sym.clone(), g.node(f).origin, memory));
     }
@@ -120,7 +120,7 @@ pub fn values_in(m: &Module, g: &Graph, values: &[ValueResult]) -> Vec<ValueMemo
         .filter_map(|v| {
             let p = v.printed?;
             let s = g.sharding_ref(m, p);
-            let (local_shape, bytes) = local(m.ty(p)?, s.as_deref(), &g)?;
+            let (local_shape, bytes) = local(m.ty(p)?, s.as_deref(), g)?;
             Some(ValueMemory { site: v.site, local_shape, bytes })
         })
         .collect();
