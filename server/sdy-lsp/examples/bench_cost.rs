@@ -19,7 +19,7 @@ mod common;
 
 use common::{median, read, shardy_pass, time};
 use sdy_analysis::cost;
-use sdy_analysis::propagation::editor::{propagate, Strategy};
+use sdy_analysis::propagation::editor::{propagate, propagate_unexplained, Strategy};
 use std::time::Duration;
 
 const SHARDY: &str = "sdy-propagation-pipeline,func.func(sdy-insert-explicit-reshards{enable-full-version=true}),func.func(sdy-reshard-to-collectives)";
@@ -71,7 +71,9 @@ fn main() {
         let (o, oc) = time(|| {
             let chunk = sdy_analysis::parse_chunks(&text, false).remove(0);
             let a = sdy_analysis::analyze_chunk(&text, &chunk);
-            let p = propagate(&text, &chunk, &a.model, &a.diagnostics, Strategy::Pipeline);
+            // As `sdy-lsp cost` runs it: without the editor's explanation.
+            let p =
+                propagate_unexplained(&text, &chunk, &a.model, &a.diagnostics, Strategy::Pipeline);
             cost::of_propagation(&text, &a.model, &p).map(|c| c.functions.len())
         });
         if round > 0 {

@@ -36,6 +36,20 @@ pub fn escape_string(bytes: &[u8]) -> String {
     out
 }
 
+/// [`escape_string`] written to `out`, without a copy when nothing needs escaping
+/// (axis names, printed in every sharding).
+pub fn write_escaped<W: Write + ?Sized>(out: &mut W, bytes: &[u8]) -> std::fmt::Result {
+    let plain = bytes.iter().all(|&c| (0x20..0x7f).contains(&c) && c != b'"' && c != b'\\');
+    match std::str::from_utf8(bytes) {
+        Ok(s) if plain => {
+            out.write_char('"')?;
+            out.write_str(s)?;
+            out.write_char('"')
+        }
+        _ => out.write_str(&escape_string(bytes)),
+    }
+}
+
 /// Decodes MLIR string escapes to bytes.
 pub fn unescape_bytes(raw: &str) -> Vec<u8> {
     let b = raw.as_bytes();

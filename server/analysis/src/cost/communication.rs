@@ -41,9 +41,9 @@ pub fn export(
     src: &str,
     model: &Model,
     propagated: &Module,
-) -> Result<(Module, Vec<Found>), (u32, String)> {
+    before: &Graph,
+) -> Result<(Module, Graph, Vec<Found>), (u32, String)> {
     let mut m = propagated.clone();
-    let before = Graph::build(propagated);
     let failed = insert_explicit_reshards(&mut m, model, src, true);
     Graph::release_shared();
     if let Err((origin, message)) = failed {
@@ -54,7 +54,7 @@ pub fn export(
     let by_start: HashMap<u32, OpId> =
         model.ops.iter().enumerate().map(|(i, o)| (o.start, i as OpId)).collect();
     let rules = Rules { model, src, by_start: &by_start };
-    let inserted = attribute_inserted(propagated, &before, &m, &rules);
+    let inserted = attribute_inserted(propagated, before, &m, &rules);
     reshard_to_collectives(&mut m, false);
     Graph::release_shared();
     let g = Graph::build(&m);
@@ -101,7 +101,7 @@ pub fn export(
             OpCollective { op: attribution.op, collective, ty, reason: attribution.reason },
         ));
     }
-    Ok((m, out))
+    Ok((m, g, out))
 }
 
 /// The source's op sharding rules, for naming factors.

@@ -29,13 +29,17 @@ pub fn local(ty: &str, s: Option<&TensorSharding>, g: &Graph) -> Option<(Vec<i64
 }
 
 fn value_bytes(m: &Module, g: &Graph, v: ValueId) -> i64 {
-    let s = g.sharding(m, v);
-    m.ty(v).and_then(|ty| local(ty, s.as_ref(), g)).map_or(0, |x| x.1)
+    let s = g.sharding_ref(m, v);
+    m.ty(v).and_then(|ty| local(ty, s.as_deref(), g)).map_or(0, |x| x.1)
 }
 
 /// Per function of `m` (in order): its name, the source start, its memory.
 pub fn functions(m: &Module) -> Vec<(String, Option<u32>, FunctionMemory)> {
-    let g = Graph::build(m);
+    functions_in(m, &Graph::build(m))
+}
+
+/// [`functions`] with `g`, the index of `m`.
+pub fn functions_in(m: &Module, g: &Graph) -> Vec<(String, Option<u32>, FunctionMemory)> {
     let order = g.pre_order();
     let mut out = Vec::new();
     let mut k = 0;
@@ -50,12 +54,12 @@ pub fn functions(m: &Module) -> Vec<(String, Option<u32>, FunctionMemory)> {
         }
         let ops = &order[first..k];
         let slot = |s: &crate::print::ir::FuncSlot| {
-            local(&s.ty, sharding_of_ref(s.attr("sdy.sharding")), &g).map_or(0, |x| x.1)
+            local(&s.ty, sharding_of_ref(s.attr("sdy.sharding")), g).map_or(0, |x| x.1)
         };
         let arguments: i64 = fi.args.iter().map(slot).sum();
         let per_result: Vec<i64> = fi.results.iter().map(slot).collect();
         let results = per_result.iter().sum();
-        let peak = arguments + peak_of(m, &g, ops);
+        let peak = arguments + peak_of(m, g, ops);
         let memory = FunctionMemory { arguments, results, per_result, peak };
         out.push((fi.sym.clone(), g.node(f).origin, memory));
     }
@@ -106,13 +110,17 @@ fn is_return(g: &Graph, i: usize) -> bool {
 /// Bytes per device of the source values of a propagation, from `m` (the propagated
 /// module the values' printed ids refer to).
 pub fn values(m: &Module, values: &[ValueResult]) -> Vec<ValueMemory> {
-    let g = Graph::build(m);
+    values_in(m, &Graph::build(m), values)
+}
+
+/// [`values`] with `g`, the index of `m`.
+pub fn values_in(m: &Module, g: &Graph, values: &[ValueResult]) -> Vec<ValueMemory> {
     let mut out: Vec<ValueMemory> = values
         .iter()
         .filter_map(|v| {
             let p = v.printed?;
-            let s = g.sharding(m, p);
-            let (local_shape, bytes) = local(m.ty(p)?, s.as_ref(), &g)?;
+            let s = g.sharding_ref(m, p);
+            let (local_shape, bytes) = local(m.ty(p)?, s.as_deref(), g)?;
             Some(ValueMemory { site: v.site, local_shape, bytes })
         })
         .collect();

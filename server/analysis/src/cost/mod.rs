@@ -34,6 +34,7 @@ use crate::collectives::Collective;
 use crate::model::Model;
 use crate::print::ir::Module;
 use crate::propagation::editor::{ChunkPropagation, Site, ValueResult};
+use crate::propagation::graph::Graph;
 use crate::sharding::TensorSharding;
 use std::sync::OnceLock;
 
@@ -173,12 +174,28 @@ impl Cost {
 /// The cost of `propagated`, a chunk's module after propagation (or as written);
 /// `values` are the propagation's source values (for per-value memory).
 pub fn analyze(src: &str, model: &Model, propagated: &Module, values: &[ValueResult]) -> Cost {
-    let exported = communication::export(src, model, propagated);
-    let (module, found, failure) = match exported {
-        Ok((m, found)) => (Some(m), found, None),
-        Err(f) => (None, Vec::new(), Some(f)),
+    analyze_in(src, model, propagated, &Graph::build(propagated), values)
+}
+
+/// [`analyze`] with `before`, the index of `propagated` (one build fewer when the
+/// propagation already has it).
+pub fn analyze_in(
+    src: &str,
+    model: &Model,
+    propagated: &Module,
+    before: &Graph,
+    values: &[ValueResult],
+) -> Cost {
+    let exported = communication::export(src, model, propagated, before);
+    let (module, after, found, failure) = match exported {
+        Ok((m, g, found)) => (Some(m), Some(g), found, None),
+        Err(f) => (None, None, Vec::new(), Some(f)),
     };
-    let memories = memory::functions(module.as_ref().unwrap_or(propagated));
+    let memories = match (&module, &after) {
+        (Some(m), Some(g)) => memory::functions_in(m, g),
+        _ => memory::functions_in(propagated, before),
+    };
+    drop(after);
     let mut functions: Vec<FunctionCost> = memories
         .into_iter()
         .map(|(name, start, memory)| FunctionCost { name, start, collectives: Vec::new(), memory })
@@ -188,11 +205,15 @@ pub fn analyze(src: &str, model: &Model, propagated: &Module, values: &[ValueRes
             f.collectives.push(c);
         }
     }
-    let values = memory::values(propagated, values);
+    let values = memory::values_in(propagated, before, values);
     Cost { functions, values, failure, module, printed: OnceLock::new() }
 }
 
 /// The cost of a propagation run (`None` when it failed).
 pub fn of_propagation(src: &str, model: &Model, p: &ChunkPropagation) -> Option<Cost> {
-    Some(analyze(src, model, p.module()?, &p.values))
+    let m = p.module()?;
+    Some(match p.graph() {
+        Some(g) => analyze_in(src, model, m, g, &p.values),
+        None => analyze(src, model, m, &p.values),
+    })
 }

@@ -9,14 +9,12 @@ use crate::sharding::{Mesh, MeshRef, TensorSharding};
 
 pub fn inline_meshes(m: &mut Module) {
     let table = meshes(m);
-    transform_shardings(m, &mut |s: &TensorSharding| {
-        let mut s = s.clone();
+    transform_shardings(m, &mut |s: &mut TensorSharding| {
         if let MeshRef::Symbol(name) = &s.mesh {
             if let Some(mesh) = table.get(name) {
                 s.mesh = MeshRef::Inline(mesh.clone());
             }
         }
-        s
     });
     m.top.walk_mut(&mut |op| {
         for p in op.props.iter_mut().chain(op.attrs.iter_mut()) {

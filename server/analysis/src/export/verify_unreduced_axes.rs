@@ -15,6 +15,10 @@ use crate::propagation::pipeline::import::axis_set_diff;
 use crate::sharding::axis::overlaps;
 use crate::sharding::{AxisRef, Mesh, Reduction, TensorSharding};
 use crate::verify::messages as msg;
+use std::borrow::Cow;
+
+/// A sharding read from the module (copied only where the check changes it).
+type Sharding<'m> = Option<Cow<'m, TensorSharding>>;
 
 pub fn verify_unreduced_axes(cx: &mut PassContext<'_>) -> Result<(), PassFailed> {
     let g = Graph::build(cx.module);
@@ -47,7 +51,7 @@ struct Verifier<'a> {
 
 type Check = Result<(), String>;
 
-impl Verifier<'_> {
+impl<'a> Verifier<'a> {
     fn check(&self, i: OpIdx) -> Check {
         let g = self.g;
         let n = g.node(i);
@@ -78,13 +82,13 @@ impl Verifier<'_> {
     }
 
     /// `getShardingBypassingBarriers`.
-    fn sharding(&self, mut v: ValueId) -> Option<TensorSharding> {
+    fn sharding(&self, mut v: ValueId) -> Sharding<'a> {
         loop {
             match self.g.def(v) {
                 Some(Def::Result { op, .. }) if self.g.name(op) == "sdy.propagation_barrier" => {
                     v = *self.g.node(op).operands.first()?;
                 }
-                _ => return self.g.sharding(self.m, v),
+                _ => return self.g.sharding_ref(self.m, v),
             }
         }
     }
@@ -108,7 +112,7 @@ impl Verifier<'_> {
 
     /// The shardings of `operands` as the transition sees them: none for a value a
     /// blessed op produced.
-    fn operand_shardings(&self, operands: &[ValueId]) -> Vec<Option<TensorSharding>> {
+    fn operand_shardings(&self, operands: &[ValueId]) -> Vec<Sharding<'a>> {
         operands
             .iter()
             .map(|&v| if self.made_by_blessed_op(v) { None } else { self.sharding(v) })
@@ -177,7 +181,7 @@ impl Verifier<'_> {
             verify_equal(unreduced(&operand), unreduced(&arg), &format!("at call argument {k}"))?;
         }
         for (k, &r) in n.results.iter().enumerate() {
-            let declared = g.func_result_sharding(self.m, f, k);
+            let declared = g.func_result_sharding_ref(self.m, f, k).map(Cow::Borrowed);
             let result = self.sharding(r);
             verify_equal(unreduced(&declared), unreduced(&result), &format!("at call result {k}"))?;
         }
@@ -190,7 +194,7 @@ impl Verifier<'_> {
         let operands = &g.node(i).operands;
         if g.name(parent) == "func.func" {
             for (k, &v) in operands.iter().enumerate() {
-                let declared = g.func_result_sharding(self.m, parent, k);
+                let declared = g.func_result_sharding_ref(self.m, parent, k).map(Cow::Borrowed);
                 self.return_pair(v, declared, k)?;
             }
             return Ok(());
@@ -200,14 +204,14 @@ impl Verifier<'_> {
             let mut declared = self.sharding(results[k]);
             if g.name(parent) == "sdy.manual_computation" {
                 let axes = manual_axes(g.op(self.m, parent));
-                declared = declared.map(|s| erase_manual_axes(&s, &axes));
+                declared = declared.map(|s| Cow::Owned(erase_manual_axes(&s, &axes)));
             }
             self.return_pair(v, declared, k)?;
         }
         Ok(())
     }
 
-    fn return_pair(&self, v: ValueId, declared: Option<TensorSharding>, k: usize) -> Check {
+    fn return_pair(&self, v: ValueId, declared: Sharding<'_>, k: usize) -> Check {
         if self.made_by_blessed_op(v) || declared.is_none() {
             return Ok(());
         }
@@ -223,8 +227,8 @@ impl Verifier<'_> {
     /// results; skipped unless they all use one mesh.
     fn verify_transition(
         &self,
-        ins: &[Option<TensorSharding>],
-        outs: &[Option<TensorSharding>],
+        ins: &[Sharding<'_>],
+        outs: &[Sharding<'_>],
         introduce: Option<Reduction>,
         remove: Option<Reduction>,
     ) -> Check {
@@ -239,14 +243,14 @@ impl Verifier<'_> {
             }
         }
         let mesh = mesh.cloned().unwrap_or_default();
-        let flat = |v: &[Option<TensorSharding>]| -> Vec<AxisRef> {
+        let flat = |v: &[Sharding<'_>]| -> Vec<AxisRef> {
             v.iter().flatten().flat_map(|s| s.unreduced.iter().cloned()).collect()
         };
         let (in_axes, out_axes) = (flat(ins), flat(outs));
         let introduced = axis_set_diff(&out_axes, &in_axes, &mesh);
         let removed = axis_set_diff(&in_axes, &out_axes, &mesh);
         // The first sharding touching `diff` whose reduction is not `expected`.
-        let wrong = |v: &[Option<TensorSharding>], diff: &[AxisRef], expected: Reduction| {
+        let wrong = |v: &[Sharding<'_>], diff: &[AxisRef], expected: Reduction| {
             v.iter().flatten().find_map(|s| {
                 let touches = s.unreduced.iter().any(|a| diff.iter().any(|d| overlaps(a, d)));
                 (touches && s.reduction != expected).then_some(s.reduction)
@@ -302,7 +306,7 @@ fn applied_op(op: &Op) -> Option<&str> {
     texts.get(k + 1).copied()
 }
 
-fn unreduced(s: &Option<TensorSharding>) -> &[AxisRef] {
+fn unreduced<'s>(s: &'s Sharding<'_>) -> &'s [AxisRef] {
     s.as_ref().map_or(&[], |s| &s.unreduced)
 }
 

@@ -130,7 +130,11 @@ pub fn attr_to_string(attr: &Attr) -> String {
 
 /// `{a = 1 : i64, b}`, entries sorted by name as MLIR's dictionaries are.
 pub fn write_dict(out: &mut String, entries: &[NamedAttr]) {
-    let mut sorted: Vec<&NamedAttr> = entries.iter().collect();
+    write_dict_of(out, entries.iter().collect());
+}
+
+/// [`write_dict`] of borrowed entries (a filtered dictionary, uncopied).
+pub fn write_dict_of(out: &mut String, mut sorted: Vec<&NamedAttr>) {
     sorted.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
     out.push('{');
     for (i, e) in sorted.iter().enumerate() {

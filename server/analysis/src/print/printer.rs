@@ -1,7 +1,7 @@
 //! Prints the IR like `mlir-opt` without debug info: two-space indentation, MLIR's SSA
 //! names, each op in its custom form when it has one.
 
-use super::attr::{attr_to_string, write_dict, Attr, NamedAttr};
+use super::attr::{attr_to_string, write_dict, write_dict_of, Attr, NamedAttr};
 use super::build::{collective_axes_key, is_elementwise};
 use super::ir::*;
 use super::names::{self, Names};
@@ -78,11 +78,11 @@ impl Printer<'_> {
     }
 
     fn attr_dict(&mut self, attrs: &[NamedAttr], elided: &[&str]) {
-        let kept: Vec<NamedAttr> =
-            attrs.iter().filter(|a| !elided.contains(&a.name.as_str())).cloned().collect();
+        let kept: Vec<&NamedAttr> =
+            attrs.iter().filter(|a| !elided.contains(&a.name.as_str())).collect();
         if !kept.is_empty() {
             self.out.push(' ');
-            write_dict(&mut self.out, &kept);
+            write_dict_of(&mut self.out, kept);
         }
     }
 

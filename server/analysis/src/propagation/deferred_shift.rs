@@ -5,8 +5,9 @@
 //! into a function body of tens of thousands: moving the ops and shifting their
 //! paths at each insertion was quadratic. The index instead appends the new op to the
 //! block, records the insertion points of one block, and gives the order of the ops
-//! from them when asked ([`DeferredShift::resolve`]); every [`DeferredShift::LIMIT`]
-//! insertions, or when another block is edited, the block is put in order at once.
+//! from them when asked ([`DeferredShift::resolve`]); after [`DeferredShift::LIMIT`]
+//! insertions or more (more in a long block, see [`super::graph::Graph::insert`]), or
+//! when another block is edited, the block is put in order at once.
 
 use super::graph::{OpIdx, Path};
 use rustc_hash::FxHashMap;
@@ -28,7 +29,7 @@ pub struct DeferredShift {
 }
 
 impl DeferredShift {
-    /// Insertions applied to all paths at once after this many.
+    /// Insertions applied to all paths at once after at least this many.
     pub const LIMIT: usize = 64;
 
     pub fn new(parent: Path, parent_idx: OpIdx, region: usize, block: usize) -> DeferredShift {

@@ -697,7 +697,14 @@ impl Graph {
             self.add_use(v, idx, k);
         }
         if pending >= DeferredShift::LIMIT {
-            self.apply_deferred_shift(m);
+            // Applying moves every op from the first insertion point on, reading a
+            // path through the block costs one step per pending insertion: batches
+            // of about twice the square root of the ops moved balance the two.
+            let kids = self.nodes[p].children[region][block].len();
+            let first = self.deferred.as_ref().map_or(0, |d| d.first_moved());
+            if pending * pending >= 4 * kids.saturating_sub(first) {
+                self.apply_deferred_shift(m);
+            }
         }
         idx
     }

@@ -204,16 +204,17 @@ pub fn func_index(m: &Module, sym: &str) -> Option<usize> {
     m.body().iter().position(|o| func_sym(o) == Some(sym))
 }
 
-/// Calls `f` on every sharding of the module, replacing it with the result
-/// (Shardy's `transformShardings`): function arguments and results, `sdy.sharding`,
-/// the sharding properties of sdy ops, manual/named computation in/out shardings.
-pub fn transform_shardings(m: &mut Module, f: &mut dyn FnMut(&TensorSharding) -> TensorSharding) {
-    fn one(a: &mut Attr, f: &mut dyn FnMut(&TensorSharding) -> TensorSharding) {
+/// Calls `f` on every sharding of the module to edit it in place (Shardy's
+/// `transformShardings`; in place, as most edits change a field or nothing):
+/// function arguments and results, `sdy.sharding`, the sharding properties of sdy
+/// ops, manual/named computation in/out shardings.
+pub fn transform_shardings(m: &mut Module, f: &mut dyn FnMut(&mut TensorSharding)) {
+    fn one(a: &mut Attr, f: &mut dyn FnMut(&mut TensorSharding)) {
         match a {
-            Attr::Sharding(s) => *s = f(s),
+            Attr::Sharding(s) => f(s),
             Attr::PerValue(v) => {
                 for s in v.iter_mut() {
-                    *s = f(s);
+                    f(s);
                 }
             }
             _ => {}

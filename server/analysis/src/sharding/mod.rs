@@ -6,7 +6,7 @@
 
 pub mod axis;
 
-use sdy_syntax::escape::{escape_string, symbol_ref, unescape};
+use sdy_syntax::escape::{symbol_ref, unescape, write_escaped};
 use sdy_syntax::sdy::{AxisRefAst, MeshAst, MeshRefAst, ShardingAst};
 use sdy_syntax::tree::Str;
 use std::fmt::{self, Write};
@@ -30,7 +30,7 @@ impl AxisRef {
 
 impl fmt::Display for AxisRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&escape_string(self.name.as_bytes()))?;
+        write_escaped(f, self.name.as_bytes())?;
         if let Some((pre, size)) = self.sub {
             write!(f, ":({pre}){size}")?;
         }
@@ -95,7 +95,8 @@ impl fmt::Display for Mesh {
             if i > 0 {
                 f.write_str(", ")?;
             }
-            write!(f, "{}={size}", escape_string(name.as_bytes()))?;
+            write_escaped(f, name.as_bytes())?;
+            write!(f, "={size}")?;
         }
         f.write_char(']')?;
         if !self.device_ids.is_empty() {

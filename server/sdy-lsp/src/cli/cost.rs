@@ -10,7 +10,7 @@ use sdy_analysis::cost::time::Bandwidth;
 use sdy_analysis::cost::{self, text, Cost};
 use sdy_analysis::diag::{LineIndex, Severity};
 use sdy_analysis::model::Model;
-use sdy_analysis::propagation::editor::{propagate, Strategy};
+use sdy_analysis::propagation::editor::{propagate_unexplained, Strategy};
 use serde_json::{json, Value};
 use std::process::ExitCode;
 
@@ -135,7 +135,7 @@ pub fn chunk_cost(
         let c = cost::analyze(src, &analysis.model, &m, &[]);
         return Ok((analysis.model, c));
     };
-    let p = propagate(src, chunk, &analysis.model, &analysis.diagnostics, strategy);
+    let p = propagate_unexplained(src, chunk, &analysis.model, &analysis.diagnostics, strategy);
     if p.failed {
         return Err(
             first_error(&p.diagnostics).unwrap_or((chunk.span.start, "propagation failed".into()))

@@ -34,6 +34,7 @@ use crate::sharding::TensorSharding;
 use crate::verify::messages as msg;
 use process::OpCx;
 use rewrite::{OpKey, Rewriter};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// A failure: the origin of the op (or function) it is reported on, and the message.
@@ -118,14 +119,18 @@ impl<'a> RuleSource<'a> {
 }
 
 /// `getShardingBypassingBarriers`.
-fn sharding_bypassing_barriers(g: &Graph, m: &Module, mut v: ValueId) -> Option<TensorSharding> {
+fn sharding_bypassing_barriers<'m>(
+    g: &Graph,
+    m: &'m Module,
+    mut v: ValueId,
+) -> Option<Cow<'m, TensorSharding>> {
     while let Some(Def::Result { op, .. }) = g.def(v) {
         if g.nodes[op].name != "sdy.propagation_barrier" {
             break;
         }
         v = *g.nodes[op].operands.first()?;
     }
-    g.sharding(m, v)
+    g.sharding_ref(m, v)
 }
 
 /// Whether the full version applies to op `i` although it is disabled: ragged dots,
@@ -145,7 +150,7 @@ fn full_anyway(g: &Graph, m: &Module, i: OpIdx) -> bool {
 fn visit(rw: &mut Rewriter, rules: &RuleSource, key: OpKey, full: bool) -> Result<(), Failure> {
     let Some(i) = rw.find(key) else { return Ok(()) };
     let g = rw.graph();
-    let name = g.nodes[i].name.to_string();
+    let name = g.nodes[i].name.clone();
     if is_terminator(&name) {
         return Ok(());
     }
@@ -167,19 +172,28 @@ fn visit(rw: &mut Rewriter, rules: &RuleSource, key: OpKey, full: bool) -> Resul
     let Some(i) = rw.find(key) else { return Ok(()) };
     let g = rw.graph();
     let n = &g.nodes[i];
-    let ins: Vec<Option<TensorSharding>> =
-        n.operands.iter().map(|&v| sharding_bypassing_barriers(&g, rw.m, v)).collect();
-    let outs: Vec<Option<TensorSharding>> =
+    // Read in place first: the minimal version leaves most ops alone, uncopied.
+    let outs: Vec<Option<Cow<TensorSharding>>> =
         n.results.iter().map(|&v| sharding_bypassing_barriers(&g, rw.m, v)).collect();
-    if single_device::is_single_device_op(&g, &outs) {
-        return single_device::process(rw, key, &outs).map_err(|e| (n.origin, e));
-    }
+    // Whether a result is single-device sharded.
+    let single = outs.iter().any(|s| mesh::is_single_device(&g, s.as_deref()));
     // The minimal version only touches dots and ops with unreduced results.
     let dot = matches!(name.as_str(), "stablehlo.dot" | "stablehlo.dot_general");
-    let unreduced = outs.first().cloned().flatten().is_some_and(|s| !s.unreduced.is_empty());
-    if !full && !dot && !unreduced {
+    let unreduced =
+        outs.first().and_then(|s| s.as_deref()).is_some_and(|s| !s.unreduced.is_empty());
+    if !single && !full && !dot && !unreduced {
         return Ok(());
     }
+    let outs: Vec<Option<TensorSharding>> =
+        outs.into_iter().map(|s| s.map(Cow::into_owned)).collect();
+    if single {
+        return single_device::process(rw, key, &outs).map_err(|e| (n.origin, e));
+    }
+    let ins: Vec<Option<TensorSharding>> = n
+        .operands
+        .iter()
+        .map(|&v| sharding_bypassing_barriers(&g, rw.m, v).map(Cow::into_owned))
+        .collect();
     let Some(rule) = rules.rule(&g, rw.m, i) else { return Ok(()) };
     if rule.is_custom || rule.operands.len() != ins.len() || rule.results.len() != outs.len() {
         return Ok(());

@@ -18,11 +18,6 @@ fn global_mesh(g: &Graph) -> Option<MeshRef> {
         .map(|(name, _)| MeshRef::Symbol(name.clone()))
 }
 
-/// Whether a result of the op is single-device sharded.
-pub fn is_single_device_op(g: &Graph, outs: &[Option<TensorSharding>]) -> bool {
-    outs.iter().any(|s| is_single_device(g, s.as_ref()))
-}
-
 /// Reshards op `key`'s operands to its single device and its results back to their
 /// shardings (the global mesh's replicated one when they are single-device too).
 /// Fails (with Shardy's message) when the results name different devices.

@@ -96,6 +96,9 @@ pub struct ChunkPropagation {
     /// tooltip): copying it out per value would cost more than most runs' hovers.
     explained: Explained,
     module: Option<Module>,
+    /// The index of `module` the results were read from, kept by unexplained runs for
+    /// the cost (which would build it again); an editor's run does not hold it.
+    graph: Option<Graph>,
     printed: OnceLock<String>,
 }
 
@@ -111,6 +114,11 @@ impl ChunkPropagation {
     /// The propagated module (`None` when the pass failed).
     pub fn module(&self) -> Option<&Module> {
         self.module.as_ref().filter(|_| !self.failed)
+    }
+
+    /// The index of [`ChunkPropagation::module`] (`None` when the pass failed).
+    pub(crate) fn graph(&self) -> Option<&Graph> {
+        self.graph.as_ref().filter(|_| !self.failed)
     }
 
     /// The result for `site`.
@@ -168,6 +176,7 @@ impl ChunkPropagation {
             meshes: HashMap::new(),
             explained: Explained::default(),
             module: None,
+            graph: None,
             printed: OnceLock::new(),
         }
     }
@@ -199,6 +208,35 @@ pub fn propagate_with(
     strategy: Strategy,
     control: &dyn Control,
 ) -> Result<ChunkPropagation, Stopped> {
+    run_chunk(src, chunk, model, diagnostics, strategy, Some(control))
+}
+
+/// [`propagate`] without recording the explanation (origins, conflicts, the io before
+/// export all come back empty): for a front end that only reads the shardings and the
+/// printed module (`cost`), the recording is most of the run's allocations.
+pub fn propagate_unexplained(
+    src: &str,
+    chunk: &Chunk,
+    model: &Model,
+    diagnostics: &[Diagnostic],
+    strategy: Strategy,
+) -> ChunkPropagation {
+    match run_chunk(src, chunk, model, diagnostics, strategy, None) {
+        Ok(p) => p,
+        Err(Stopped) => ChunkPropagation::failure(strategy, Vec::new()),
+    }
+}
+
+/// The run behind [`propagate_with`] (explained, steered by `control`) and
+/// [`propagate_unexplained`] (`control` `None`: runs to the end, records nothing).
+fn run_chunk(
+    src: &str,
+    chunk: &Chunk,
+    model: &Model,
+    diagnostics: &[Diagnostic],
+    strategy: Strategy,
+    control: Option<&dyn Control>,
+) -> Result<ChunkPropagation, Stopped> {
     let errors: Vec<Diagnostic> = crate::verify::mlir_view(diagnostics, model)
         .into_iter()
         .filter(|d| d.severity == Severity::Error)
@@ -208,13 +246,19 @@ pub fn propagate_with(
     }
     let mut m = crate::print::build_module(src, chunk);
     let written = sites::written(&m);
-    let (outcome, explained) = match strategy {
-        Strategy::Pipeline => {
+    let (outcome, explained) = match (strategy, control) {
+        (Strategy::Pipeline, Some(control)) => {
             let (o, e) =
                 super::pipeline::run_pipeline_explained(&mut m, model, src, false, control);
             (o, e.unwrap_or_default())
         }
-        s => explain_strategy(&mut m, model, src, &Options::new(s), control),
+        (Strategy::Pipeline, None) => {
+            (super::pipeline::run_pipeline(&mut m, model, src, false), Explained::default())
+        }
+        (s, Some(control)) => explain_strategy(&mut m, model, src, &Options::new(s), control),
+        (s, None) => {
+            (super::run_strategy(&mut m, model, src, &Options::new(s)), Explained::default())
+        }
     };
     if outcome.stopped {
         return Err(Stopped);
@@ -245,6 +289,7 @@ pub fn propagate_with(
         meshes: g.meshes.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         explained,
         module: Some(m),
+        graph: control.is_none().then_some(g),
         printed: OnceLock::new(),
     })
 }

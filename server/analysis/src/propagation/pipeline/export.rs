@@ -267,13 +267,11 @@ pub fn remove_sub_axes_in_io(m: &mut Module) {
 
 /// `sdy-close-shardings`: closed dimensions, no replicated axes.
 pub fn close_shardings(m: &mut Module) {
-    transform_shardings(m, &mut |s: &TensorSharding| {
-        let mut n = s.clone();
-        for d in &mut n.dims {
+    transform_shardings(m, &mut |s: &mut TensorSharding| {
+        for d in &mut s.dims {
             d.open = false;
         }
-        n.replicated.clear();
-        n
+        s.replicated.clear();
     });
 }
 

@@ -132,33 +132,29 @@ pub fn lift_inlined_meshes(m: &mut Module) {
     *m.body_mut().expect("module body") = kept;
     let mut table = SymbolTable::new(m);
     let mut new_meshes: Vec<Op> = Vec::new();
-    transform_shardings(m, &mut |s: &TensorSharding| {
-        let mut s = s.clone();
-        match &s.mesh {
-            MeshRef::Symbol(n) => {
-                if let Some(r) = rename.get(n) {
-                    s.mesh = MeshRef::Symbol(r.clone());
-                }
-            }
-            MeshRef::Inline(mesh) => {
-                if let Some((_, n)) = by_mesh.iter().find(|(x, _)| x == mesh) {
-                    s.mesh = MeshRef::Symbol(n.clone());
-                } else {
-                    let base = if mesh.axes.is_empty() && mesh.device_ids.len() == 1 {
-                        format!("maximal_mesh_{}", mesh.device_ids[0])
-                    } else if mesh.axes.is_empty() && mesh.device_ids.is_empty() {
-                        "empty_mesh".to_string()
-                    } else {
-                        "mesh".to_string()
-                    };
-                    let name = table.insert(&base);
-                    by_mesh.push((mesh.clone(), name.clone()));
-                    new_meshes.push(mesh_op(&name, mesh.clone()));
-                    s.mesh = MeshRef::Symbol(name);
-                }
+    transform_shardings(m, &mut |s: &mut TensorSharding| match &s.mesh {
+        MeshRef::Symbol(n) => {
+            if let Some(r) = rename.get(n) {
+                s.mesh = MeshRef::Symbol(r.clone());
             }
         }
-        s
+        MeshRef::Inline(mesh) => {
+            if let Some((_, n)) = by_mesh.iter().find(|(x, _)| x == mesh) {
+                s.mesh = MeshRef::Symbol(n.clone());
+            } else {
+                let base = if mesh.axes.is_empty() && mesh.device_ids.len() == 1 {
+                    format!("maximal_mesh_{}", mesh.device_ids[0])
+                } else if mesh.axes.is_empty() && mesh.device_ids.is_empty() {
+                    "empty_mesh".to_string()
+                } else {
+                    "mesh".to_string()
+                };
+                let name = table.insert(&base);
+                by_mesh.push((mesh.clone(), name.clone()));
+                new_meshes.push(mesh_op(&name, mesh.clone()));
+                s.mesh = MeshRef::Symbol(name);
+            }
+        }
     });
     // Meshes of StableHLO collectives' `replica_groups`, op kind by op kind.
     let mut shlo_meshes: HashMap<String, String> = HashMap::default();
@@ -277,10 +273,9 @@ pub fn remove_size_one_axes(m: &mut Module) {
     if !ms.values().any(|x| x.axes.iter().any(|a| a.1 == 1)) {
         return;
     }
-    transform_shardings(m, &mut |s: &TensorSharding| {
-        let Some(mesh) = mesh_of(&ms, &s.mesh) else { return s.clone() };
+    transform_shardings(m, &mut |out: &mut TensorSharding| {
+        let Some(mesh) = mesh_of(&ms, &out.mesh) else { return };
         let keep = |a: &AxisRef| axis::size(a, &mesh) != 1;
-        let mut out = s.clone();
         for d in &mut out.dims {
             d.axes.retain(keep);
             if d.axes.is_empty() && !d.open {
@@ -289,7 +284,6 @@ pub fn remove_size_one_axes(m: &mut Module) {
         }
         out.replicated.retain(keep);
         out.unreduced.retain(keep);
-        out
     });
 }
 
