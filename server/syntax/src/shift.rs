@@ -150,7 +150,7 @@ impl Shift {
 
     fn custom(self, c: &mut Custom) {
         match c {
-            Custom::None => {}
+            Custom::None | Custom::DotDims(_) => {}
             Custom::Func(h) => {
                 // Shared with earlier versions of the tree: copied only when it moves.
                 if self.header_before(h) {

@@ -345,6 +345,18 @@ pub enum Custom {
     },
     /// `#name = ...` / `!name = ...`
     Alias(Box<AliasDef>),
+    /// dot_general's dimension numbers, as its custom form spells them.
+    DotDims(Box<DotDims>),
+}
+
+/// `batching_dims = [0] x [0], contracting_dims = [2] x [1]`: kept by the parser so that
+/// the verifier need not read them from the op's text again.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DotDims {
+    pub lhs_batching: smallvec::SmallVec<[i64; 2]>,
+    pub rhs_batching: smallvec::SmallVec<[i64; 2]>,
+    pub lhs_contracting: smallvec::SmallVec<[i64; 2]>,
+    pub rhs_contracting: smallvec::SmallVec<[i64; 2]>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -91,6 +91,18 @@ pub struct Parser<'s> {
     child_scratch: Vec<Child>,
     /// Whether the last emitted error started a new failure (for `chained`).
     in_failure: bool,
+    /// The tensor types the strict reading of a StableHLO custom form met (see
+    /// `stablehlo_form`), which the tolerant reading of the same op then takes as they
+    /// are instead of looking their spelling up again.
+    pub(crate) form_types: smallvec::SmallVec<[KeptType; 4]>,
+}
+
+/// A type read at cursor position `at` of the op starting at `base`, ending at `end`.
+pub(crate) struct KeptType {
+    pub(crate) at: usize,
+    pub(crate) end: usize,
+    pub(crate) base: u32,
+    pub(crate) ty: crate::tree::Type,
 }
 
 /// Tokens lexed per refill of the window.
@@ -127,6 +139,7 @@ impl<'s> Parser<'s> {
             named_scratch: Vec::new(),
             child_scratch: Vec::new(),
             in_failure: false,
+            form_types: smallvec::SmallVec::new(),
         };
         p.refill();
         p.cur_tok = p.window_token(0);

@@ -526,13 +526,16 @@ impl Parser<'_> {
         // without going through every known name.
         if let Some(rest) = name.strip_prefix("stablehlo.") {
             if !matches!(rest, "while" | "return") {
-                if self.check_stablehlo_form(name, rest) {
+                let read = if self.check_stablehlo_form(op, name, rest) {
                     // MLIR stops here; read the rest of the line only, so that a broken
                     // bracket cannot swallow the statements after it.
                     self.scan_line(op);
-                    return Some(());
-                }
-                return self.scan_custom(op);
+                    Some(())
+                } else {
+                    self.scan_custom(op)
+                };
+                self.form_types.clear();
+                return read;
             }
         }
         match name {

@@ -9,6 +9,8 @@
 use super::{messages as msg, Parser};
 use crate::lexer::TokenKind;
 use crate::span::Span;
+use crate::tree::{self, Custom, Op};
+use smallvec::SmallVec;
 
 /// One piece of a custom form.
 #[derive(Clone, Copy)]
@@ -185,11 +187,13 @@ fn grammar(name: &str) -> Option<&'static [Step]> {
 /// `tensor<AxBxE>` with a static shape: its element count and element type.
 fn static_tensor(ty: &str) -> Option<(u64, &str)> {
     let inner = ty.strip_prefix("tensor<")?.strip_suffix('>')?;
-    let mut parts: Vec<&str> = inner.split('x').map(str::trim).collect();
-    let elem = parts.pop()?;
+    // Every part but the last is a dimension.
+    let mut parts = inner.split('x').map(str::trim);
+    let mut elem = parts.next()?;
     let mut count = 1u64;
     for p in parts {
-        count = count.checked_mul(p.parse().ok()?)?;
+        count = count.checked_mul(elem.parse().ok()?)?;
+        elem = p;
     }
     Some((count, elem))
 }
@@ -206,20 +210,43 @@ struct Mistake {
 
 type Check = Result<(), Mistake>;
 
+/// What the strict reading keeps for the tree, so that nothing is read from the text
+/// again later.
+#[derive(Default)]
+struct Kept {
+    /// dot_general's dimension numbers; `None` also when one does not fit an `i64`.
+    dot_dims: Option<tree::DotDims>,
+}
+
 const PRECISION_PARSE_FAILED: &str = "failed to parse StableHLO_PrecisionAttr parameter 'value' which is to be a `::mlir::stablehlo::Precision`";
 
 impl Parser<'_> {
     /// Checks the custom form of StableHLO op `name` (the cursor after the name) and
     /// reports MLIR's first error; the cursor is left where it was. Whether an error
     /// was reported.
-    pub(crate) fn check_stablehlo_form(&mut self, full_name: &str, name: &str) -> bool {
+    /// What the form spells that the tree has no other place for goes to `op.custom`.
+    pub(crate) fn check_stablehlo_form(
+        &mut self,
+        op: &mut Op,
+        full_name: &str,
+        name: &str,
+    ) -> bool {
         let Some(steps) = grammar(name) else { return false };
         let save = self.save();
-        let result =
-            steps.iter().try_for_each(|&s| self.step(s)).and_then(|()| self.form_end(name));
+        self.form_types.clear();
+        let mut kept = Kept::default();
+        let result = steps
+            .iter()
+            .try_for_each(|&s| self.step(s, &mut kept))
+            .and_then(|()| self.form_end(name));
         self.restore(save);
         match result {
-            Ok(()) => false,
+            Ok(()) => {
+                if let Some(d) = kept.dot_dims {
+                    op.custom = Custom::DotDims(Box::new(d));
+                }
+                false
+            }
             Err(m) => {
                 let prefix =
                     if m.prefixed { format!("custom op '{full_name}' ") } else { String::new() };
@@ -269,7 +296,7 @@ impl Parser<'_> {
         }
     }
 
-    fn step(&mut self, step: Step) -> Check {
+    fn step(&mut self, step: Step, kept: &mut Kept) -> Check {
         match step {
             Operand => self.strict_operand(),
             Operands => {
@@ -292,7 +319,7 @@ impl Parser<'_> {
                         count += 1;
                     }
                 }
-                self.step(Colon)?;
+                self.step(Colon, kept)?;
                 let inputs = self.strict_function_type()?;
                 if inputs != count {
                     return Err(Mistake {
@@ -358,17 +385,17 @@ impl Parser<'_> {
             Constant => self.constant(),
             BarrierBody => {
                 if self.at(TokenKind::ValueId) {
-                    self.step(Operands)?;
-                    self.step(Colon)?;
-                    return self.step(TypeList);
+                    self.step(Operands, kept)?;
+                    self.step(Colon, kept)?;
+                    return self.step(TypeList, kept);
                 }
                 self.need(TokenKind::LParen, "'('")?;
                 self.need(TokenKind::RParen, "')'")
             }
             OptionalLower => {
                 if self.eat(TokenKind::Comma).is_some() {
-                    self.step(Keyword("lower"))?;
-                    self.step(Equal)?;
+                    self.step(Keyword("lower"), kept)?;
+                    self.step(Equal, kept)?;
                     if self.eat(TokenKind::BareId).is_none() {
                         return Err(self.wrong_token("attribute value"));
                     }
@@ -386,11 +413,11 @@ impl Parser<'_> {
             }
             OptionalCommaKeyword => {
                 if self.eat(TokenKind::Comma).is_some() {
-                    return self.step(EnumKeyword);
+                    return self.step(EnumKeyword, kept);
                 }
                 Ok(())
             }
-            DotDims => self.dot_dims(),
+            DotDims => self.dot_dims(kept),
             SliceRanges => self.slice_ranges(),
             AttrDict => self.attr_dict(),
             Colon => {
@@ -451,6 +478,24 @@ impl Parser<'_> {
         Err(self.at_token(msg::EXPECTED_INTEGER.into()))
     }
 
+    /// An `int` whose value is kept (`None` when it does not fit an `i64`).
+    fn int_value(&mut self) -> Result<Option<i64>, Mistake> {
+        let negative = self.at(TokenKind::Minus) && self.nth_kind(1) == TokenKind::Integer;
+        if negative {
+            self.bump();
+        }
+        let t = self.peek();
+        let value = match t.kind {
+            TokenKind::Integer => {
+                self.text(t).parse::<i64>().ok().map(|v| if negative { -v } else { v })
+            }
+            TokenKind::HexInteger => i64::from_str_radix(&self.text(t)[2..], 16).ok(),
+            _ => return Err(self.at_token(msg::EXPECTED_INTEGER.into())),
+        };
+        self.bump();
+        Ok(value)
+    }
+
     /// `[` (integer (`,` integer)*)? `]`.
     fn int_array(&mut self) -> Check {
         self.need(TokenKind::LBracket, "'['")?;
@@ -463,6 +508,26 @@ impl Parser<'_> {
                 continue;
             }
             return self.need(TokenKind::RBracket, "']'");
+        }
+    }
+
+    /// An `int_array` whose values are kept (`None` when one does not fit an `i64`).
+    fn int_list(&mut self) -> Result<Option<SmallVec<[i64; 2]>>, Mistake> {
+        self.need(TokenKind::LBracket, "'['")?;
+        let mut out = Some(SmallVec::new());
+        if self.eat(TokenKind::RBracket).is_some() {
+            return Ok(out);
+        }
+        loop {
+            match (self.int_value()?, &mut out) {
+                (Some(v), Some(list)) => list.push(v),
+                _ => out = None,
+            }
+            if self.eat(TokenKind::Comma).is_some() {
+                continue;
+            }
+            self.need(TokenKind::RBracket, "']'")?;
+            return Ok(out);
         }
     }
 
@@ -723,24 +788,33 @@ impl Parser<'_> {
         Ok(())
     }
 
-    /// `(batching_dims = [..] x [..] ,)? contracting_dims = [..] x [..]`.
-    fn dot_dims(&mut self) -> Check {
-        let pair = |p: &mut Self| -> Check {
-            p.step(Equal)?;
-            p.int_array()?;
+    /// `(batching_dims = [..] x [..] ,)? contracting_dims = [..] x [..]`, kept.
+    fn dot_dims(&mut self, kept: &mut Kept) -> Check {
+        type List = SmallVec<[i64; 2]>;
+        let pair = |p: &mut Self| -> Result<Option<(List, List)>, Mistake> {
+            p.need(TokenKind::Equal, "'='")?;
+            let lhs = p.int_list()?;
             if p.eat_keyword("x").is_none() {
                 return Err(p.at_token(msg::EXPECTED_X.into()));
             }
-            p.int_array()
+            Ok(lhs.zip(p.int_list()?))
         };
+        let mut batching = Some(Default::default());
         if self.eat_keyword("batching_dims").is_some() {
-            pair(self)?;
+            batching = pair(self)?;
             self.need(TokenKind::Comma, "','")?;
         }
         if self.eat_keyword("contracting_dims").is_none() {
             return Err(self.at_token(msg::EXPECTED_CONTRACTING_DIMS.into()));
         }
-        pair(self)
+        let contracting = pair(self)?;
+        kept.dot_dims = batching.zip(contracting).map(|((lb, rb), (lc, rc))| tree::DotDims {
+            lhs_batching: lb,
+            rhs_batching: rb,
+            lhs_contracting: lc,
+            rhs_contracting: rc,
+        });
+        Ok(())
     }
 
     /// `[` (start `:` limit (`:` stride)?)* `]`.
@@ -829,7 +903,10 @@ impl Parser<'_> {
     /// `tensor<8x?xf32, #enc>`, read character by character between the brackets (the
     /// lexer splits shapes into odd tokens). A spelling met before is known good.
     fn strict_tensor_type(&mut self) -> Check {
-        if self.known_plain_tensor().is_some() {
+        let at = self.save();
+        if let Some(ty) = self.known_plain_tensor() {
+            let (end, base) = (self.save(), self.base);
+            self.form_types.push(super::KeptType { at, end, base, ty });
             return Ok(());
         }
         let tensor = self.bump();
@@ -978,5 +1055,39 @@ impl Parser<'_> {
             return Err(err_at(self, prev_end, "'>' in tensor type"));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tree::Custom;
+
+    fn custom(text: &str) -> Custom {
+        super::super::parse_one_statement(text, true).expect("a statement").custom.clone()
+    }
+
+    #[test]
+    fn dot_general_keeps_its_dimension_numbers() {
+        let sig = ": (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>";
+        let op = |dims: &str| custom(&format!("%0 = stablehlo.dot_general %a, %b, {dims} {sig}"));
+        let Custom::DotDims(d) = op("batching_dims = [0] x [0], contracting_dims = [2] x [0x1]")
+        else {
+            panic!("not kept")
+        };
+        assert_eq!(
+            (
+                &d.lhs_batching[..],
+                &d.rhs_batching[..],
+                &d.lhs_contracting[..],
+                &d.rhs_contracting[..]
+            ),
+            (&[0][..], &[0][..], &[2][..], &[1][..])
+        );
+        let Custom::DotDims(d) = op("contracting_dims = [-1, 1] x []") else { panic!("not kept") };
+        assert!(d.lhs_batching.is_empty() && d.rhs_batching.is_empty());
+        assert_eq!((&d.lhs_contracting[..], &d.rhs_contracting[..]), (&[-1, 1][..], &[][..]));
+        // Not an i64, or a form MLIR rejects: nothing kept.
+        assert_eq!(op("contracting_dims = [99999999999999999999] x [0]"), Custom::None);
+        assert_eq!(op("contracting_dims = [2] [1]"), Custom::None);
     }
 }

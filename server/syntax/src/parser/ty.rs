@@ -40,8 +40,23 @@ impl<'s> Parser<'s> {
         Some(Type { span: Span::new(start - self.base, end - self.base), kind })
     }
 
+    /// The type the strict reading of this op's custom form read at the cursor, with the
+    /// cursor moved past it.
+    fn kept_type(&mut self) -> Option<Type> {
+        let (at, base) = (self.save(), self.base);
+        let k = self.form_types.iter().find(|k| k.at == at && k.base == base)?;
+        let (end, ty) = (k.end, k.ty.clone());
+        self.restore(end);
+        Some(ty)
+    }
+
     /// Parses a type; reports MLIR's `expected non-function type` and returns `None` when there is none.
     pub(crate) fn parse_type(&mut self) -> Option<Type> {
+        if !self.form_types.is_empty() {
+            if let Some(ty) = self.kept_type() {
+                return Some(ty);
+            }
+        }
         let start = self.peek().start;
         // Seen this exact tensor type before: skip it without re-reading the shape.
         if let Some(ty) = self.known_plain_tensor() {

@@ -94,7 +94,7 @@ impl TreeTokens<'_> {
                 }
                 self.dict(m.attrs.as_ref(), base);
             }
-            Custom::None | Custom::Alias(_) => {}
+            Custom::None | Custom::Alias(_) | Custom::DotDims(_) => {}
         }
         for region in &node.regions {
             for block in &region.blocks {

@@ -3,6 +3,7 @@
 use super::{plain, Operands, Tensor};
 use crate::verify::messages as msg;
 use crate::verify::Violation;
+use sdy_syntax::tree::TypeKind;
 use sdy_syntax::Span;
 
 pub(super) fn compare(op: &Operands) -> Result<(), Violation> {
@@ -18,7 +19,7 @@ pub(super) fn compare(op: &Operands) -> Result<(), Violation> {
         return Err(Violation::new(msg::COMPATIBLE_ELEMENT_TYPES_OPERANDS.into(), Span::default()));
     }
     // Every tensor counts (a "scalar" here is a non-tensor value).
-    let shaped: Vec<&Tensor> = ins.iter().chain(std::iter::once(result)).collect();
+    let shaped: [&Tensor; 3] = [&ins[0], &ins[1], result];
     if shaped.windows(2).any(|w| w[0].dims != w[1].dims) {
         return Err(Violation::new(msg::SAME_SHAPE_AND_BASE_TYPE.into(), Span::default()));
     }
@@ -70,6 +71,10 @@ fn allowed(name: &str) -> Option<ElementRule> {
 pub(super) fn operand_elements(op: &Operands, name: &str) -> Result<(), Violation> {
     let Some((ok, what)) = allowed(name) else { return Ok(()) };
     for (i, ty) in op.operand_types().enumerate() {
+        // The element type first: the shape is read only for a mistake.
+        if matches!(&*ty.kind, TypeKind::Tensor { elem, .. } if ok(elem)) {
+            continue;
+        }
         if let Some(t) = super::tensor(ty) {
             if !ok(t.elem) {
                 return Err(Violation::new(

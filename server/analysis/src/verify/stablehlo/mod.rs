@@ -13,8 +13,9 @@ use super::values::type_string;
 use super::{Ctx, Violation};
 use crate::model::OpId;
 use crate::rules::InherentAttrs;
-use sdy_syntax::tree::{Dim, Type, TypeKind};
+use sdy_syntax::tree::{Custom, Dim, DotDims, Type, TypeKind};
 use sdy_syntax::Span;
+use smallvec::SmallVec;
 
 /// The checks of StableHLO op `id` (`name` without the dialect prefix).
 pub fn verify(cx: &Ctx, id: OpId, name: &str) -> Result<(), Violation> {
@@ -40,12 +41,18 @@ pub fn verify(cx: &Ctx, id: OpId, name: &str) -> Result<(), Violation> {
     }
 }
 
+/// Dimension sizes, inline for the usual ranks: the checks of valid ops allocate nothing.
+pub(super) type Dims = SmallVec<[i64; 6]>;
+
 /// A ranked tensor with a static shape.
 pub(super) struct Tensor<'a> {
     pub ty: &'a Type,
-    pub dims: Vec<i64>,
+    pub dims: Dims,
     pub elem: &'a str,
 }
+
+/// An op's operand or result tensors.
+pub(super) type Tensors<'a> = SmallVec<[Tensor<'a>; 2]>;
 
 impl Tensor<'_> {
     pub fn rank(&self) -> usize {
@@ -66,7 +73,7 @@ fn tensor(ty: &Type) -> Option<Tensor<'_>> {
                     Dim::Static(n) => Some(*n),
                     Dim::Dynamic => None,
                 })
-                .collect::<Option<Vec<i64>>>()?;
+                .collect::<Option<Dims>>()?;
             Some(Tensor { ty, dims, elem })
         }
         _ => None,
@@ -81,25 +88,21 @@ pub(super) struct Operands<'c, 'a> {
 
 impl<'c, 'a> Operands<'c, 'a> {
     /// Every operand, then every result, as a static tensor (`None` when one is not).
-    pub fn tensors(
-        &self,
-        operands: usize,
-        results: usize,
-    ) -> Option<(Vec<Tensor<'a>>, Vec<Tensor<'a>>)> {
+    pub fn tensors(&self, operands: usize, results: usize) -> Option<(Tensors<'a>, Tensors<'a>)> {
         let info = self.cx.model.op(self.id);
         if info.operands.len() != operands || info.results.len() != results {
             return None;
         }
         let ins = (0..operands)
             .map(|i| self.cx.model.operand_type(self.id, i).and_then(tensor))
-            .collect::<Option<Vec<_>>>()?;
+            .collect::<Option<Tensors>>()?;
         let outs = (0..results)
             .map(|i| self.cx.model.result_type(self.id, i).and_then(tensor))
-            .collect::<Option<Vec<_>>>()?;
+            .collect::<Option<Tensors>>()?;
         Some((ins, outs))
     }
     /// Every operand (any number) and the one result.
-    pub fn variadic(&self) -> Option<(Vec<Tensor<'a>>, Tensor<'a>)> {
+    pub fn variadic(&self) -> Option<(Tensors<'a>, Tensor<'a>)> {
         let n = self.cx.model.op(self.id).operands.len();
         let (ins, mut outs) = self.tensors(n, 1)?;
         Some((ins, outs.pop()?))
@@ -138,7 +141,7 @@ impl<'c, 'a> Operands<'c, 'a> {
     }
     /// An integer list attribute under one of `keys`: read from the syntax tree when
     /// the parser kept it (`dims = [0, 1]`, `array<i64: ...>`), else from the op's text.
-    pub fn ints(&self, keys: &[&str]) -> Option<Vec<i64>> {
+    pub fn ints(&self, keys: &[&str]) -> Option<Dims> {
         use sdy_syntax::tree::AttrKind;
         let node = &self.cx.model.op(self.id).node;
         for key in keys {
@@ -146,7 +149,9 @@ impl<'c, 'a> Operands<'c, 'a> {
                 continue;
             };
             match &value.kind {
-                AttrKind::DenseArray { values, .. } => return Some(values.clone()),
+                AttrKind::DenseArray { values, .. } => {
+                    return Some(values.iter().copied().collect())
+                }
                 AttrKind::Array(items) => {
                     let ints = items
                         .iter()
@@ -154,7 +159,7 @@ impl<'c, 'a> Operands<'c, 'a> {
                             AttrKind::Int { value, .. } => Some(value),
                             _ => None,
                         })
-                        .collect::<Option<Vec<i64>>>();
+                        .collect::<Option<Dims>>();
                     if ints.is_some() {
                         return ints;
                     }
@@ -162,7 +167,17 @@ impl<'c, 'a> Operands<'c, 'a> {
                 _ => {}
             }
         }
-        self.attrs().ints(keys)
+        self.attrs().ints(keys).map(Dims::from_vec)
+    }
+    /// dot_general's dimension numbers as the parser kept them from the custom form.
+    /// Not with an attribute dictionary, whose entries the text reading (`attrs`) would
+    /// see as well.
+    pub fn kept_dot_dims(&self) -> Option<&'a DotDims> {
+        let node = &self.cx.model.op(self.id).node;
+        match &node.custom {
+            Custom::DotDims(d) if node.attrs.is_none() => Some(d),
+            _ => None,
+        }
     }
     pub fn attrs(&self) -> InherentAttrs {
         let info = self.cx.model.op(self.id);

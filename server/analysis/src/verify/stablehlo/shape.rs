@@ -1,7 +1,9 @@
 //! Ops that move or reshape dimensions: broadcast_in_dim, transpose, reshape,
 //! concatenate, slice.
 
-use super::{inference, inferred_mismatch, list, plain, same_elements, tensor_text, Operands};
+use super::{
+    inference, inferred_mismatch, list, plain, same_elements, tensor_text, Dims, Operands,
+};
 use crate::verify::messages as msg;
 use crate::verify::Violation;
 use sdy_syntax::Span;
@@ -46,7 +48,7 @@ pub(super) fn transpose(op: &Operands) -> Result<(), Violation> {
         let range: Vec<i64> = (0..operand.rank() as i64).collect();
         return Err(inference(msg::not_a_permutation(&list(&range), &list(&perm))));
     }
-    let dims: Vec<i64> = perm.iter().map(|&d| operand.dims[d as usize]).collect();
+    let dims: Dims = perm.iter().map(|&d| operand.dims[d as usize]).collect();
     if dims != result.dims {
         return Err(inferred_mismatch(&tensor_text(&dims, operand.elem), result));
     }
@@ -128,7 +130,7 @@ pub(super) fn slice(op: &Operands) -> Result<(), Violation> {
     if ranges.len() != operand.rank() {
         return Err(inference(msg::slice_start_count(ranges.len(), operand.rank())));
     }
-    let mut dims = Vec::with_capacity(ranges.len());
+    let mut dims = Dims::new();
     for (i, &(start, limit, stride)) in ranges.iter().enumerate() {
         if start < 0 || stride <= 0 {
             return Ok(()); // further checks of MLIR's, not modelled
@@ -167,7 +169,7 @@ pub(super) fn pad(op: &Operands) -> Result<(), Violation> {
     if high.len() != low.len() || interior.len() != low.len() {
         return Ok(());
     }
-    let mut dims = Vec::with_capacity(low.len());
+    let mut dims = Dims::new();
     for (i, &d) in operand.dims.iter().enumerate() {
         if interior[i] < 0 {
             return Err(inference(msg::pad_negative_interior(interior[i])));
@@ -216,7 +218,7 @@ pub(super) fn reduce(op: &Operands) -> Result<(), Violation> {
             &tensor_text(&[], init.elem),
         )));
     }
-    let kept: Vec<i64> =
+    let kept: Dims =
         (0..input.rank()).filter(|&i| !dims.contains(&(i as i64))).map(|i| input.dims[i]).collect();
     if kept != result.dims || input.elem != result.elem {
         return Err(inferred_mismatch(&tensor_text(&kept, input.elem), result));
