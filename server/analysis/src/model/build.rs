@@ -12,7 +12,7 @@ use super::names::Names;
 use super::{
     elements_type, written_result_type, Model, OpId, OpInfo, Use, ValueDef, ValueId, ValueInfo,
 };
-use sdy_syntax::tree::{Child, Chunk, Custom, Op, StmtKind, Str, Type};
+use sdy_syntax::tree::{Children, Chunk, Custom, Op, StmtKind, Str, Type};
 use sdy_syntax::Span;
 use smallvec::SmallVec;
 use std::collections::{HashMap, HashSet};
@@ -106,7 +106,7 @@ pub(super) struct Layout<'t> {
 
 impl Layout<'_> {
     /// The ops of `kids` (and everything nested in them); operands are left unresolved.
-    pub(super) fn block(&mut self, kids: &[Child], base: u32, parent: Option<OpId>, region: u32) {
+    pub(super) fn block(&mut self, kids: &Children, base: u32, parent: Option<OpId>, region: u32) {
         for c in kids {
             if c.op.kind != StmtKind::Op {
                 continue;
@@ -118,7 +118,7 @@ impl Layout<'_> {
             let region_args = self.block_args(id, node, start);
             self.ops.push(OpInfo {
                 start,
-                node: node.clone(),
+                node: std::sync::Arc::clone(node),
                 parent,
                 region,
                 operands: SmallVec::from_elem(None, node.operands.len()),

@@ -28,7 +28,7 @@ pub fn build_module(src: &str, chunk: &Chunk) -> Module {
     }
     // A lone `module` (aliases aside) is the module; anything else is wrapped in an
     // implicit one.
-    let ops: Vec<&tree::Child> = chunk
+    let ops: Vec<tree::ChildRef> = chunk
         .top
         .iter()
         .filter(|c| !matches!(c.op.kind, StmtKind::AliasDef | StmtKind::Resource))
@@ -394,7 +394,7 @@ impl Builder<'_> {
     /// block arguments of each block as written.
     fn region_ops(
         &mut self,
-        blocks: &[&[tree::Child]],
+        blocks: &[&tree::Children],
         base: u32,
         arg_decls: &[&[tree::BlockArg]],
         entry_args: Vec<ValueId>,
@@ -453,7 +453,7 @@ impl Builder<'_> {
     /// A nested region of op `op` (at `base`), in a new scope.
     fn region(&mut self, r: &tree::Region, base: u32, entry_args: Vec<ValueId>) -> Region {
         self.scopes.push(HashMap::default());
-        let blocks: Vec<&[tree::Child]> = r.blocks.iter().map(|b| b.ops.as_slice()).collect();
+        let blocks: Vec<&tree::Children> = r.blocks.iter().map(|b| &b.ops).collect();
         let decls: Vec<&[tree::BlockArg]> = r.blocks.iter().map(|b| b.args.as_slice()).collect();
         let region = self.region_ops(&blocks, base, &decls, entry_args);
         self.scopes.pop();
