@@ -538,7 +538,7 @@ fn descend(chunk: &Chunk, edit: Edit) -> Vec<Frame> {
         let Some((region, body, block)) = found else { break };
         // After an error, the region may have been read by error recovery, which peeks
         // inside to decide.
-        let fixed_entry = c.op.errors.is_empty() && region_entry_fixed(&c.op, block);
+        let fixed_entry = c.op.errors.is_empty() && region_entry_fixed(c.op, block);
         path.push(Frame { child: i, region, op_start, body, fixed_entry });
         (kids, base) = (&block.ops, op_start);
     }

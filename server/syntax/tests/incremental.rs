@@ -463,7 +463,7 @@ fn unchanged_ops_stay_shared() {
     };
     let (old, new) = (body(&before), body(&doc));
     assert_eq!(old.len(), new.len());
-    let shared = old.iter().zip(&new).filter(|(a, b)| Arc::ptr_eq(&a.op, &b.op)).count();
+    let shared = old.iter().zip(&new).filter(|(a, b)| Arc::ptr_eq(a.op, b.op)).count();
     assert!(shared >= old.len() - 3, "only {shared} of {} ops shared", old.len());
     // The old snapshot is untouched.
     assert_eq!(before.chunks(), Document::new(&before.text().to_string(), false).chunks());

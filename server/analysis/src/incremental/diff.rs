@@ -92,7 +92,7 @@ pub fn find(
             let x_start = base + o.offset;
             let ri =
                 (o.offset == n.offset && o.op.kind == StmtKind::Op && n.op.kind == StmtKind::Op)
-                    .then(|| changed_region(&o.op, &n.op, delta))
+                    .then(|| changed_region(o.op, n.op, delta))
                     .flatten();
             if let Some(ri) = ri {
                 if at_top && module.is_some() {
@@ -224,17 +224,17 @@ fn changed_region(old: &Op, new: &Op, delta: i64) -> Option<usize> {
             // where an edit that changes the length moves every statement) at the
             // first difference. A block of a real export has hundreds of thousands.
             let pairs = || bo.ops.iter().zip(&bn.ops);
-            shared |= pairs().any(|(a, b)| Arc::ptr_eq(&a.op, &b.op))
+            shared |= pairs().any(|(a, b)| Arc::ptr_eq(a.op, b.op))
                 || bo
                     .ops
                     .iter()
                     .rev()
                     .zip(bn.ops.iter().rev())
-                    .any(|(a, b)| Arc::ptr_eq(&a.op, &b.op));
+                    .any(|(a, b)| Arc::ptr_eq(a.op, b.op));
             // The same statements at the same places (after several edits at once, a
             // region can hold the same ops moved within it).
             same &= bo.ops.len() == bn.ops.len()
-                && pairs().rev().all(|(a, b)| a.offset == b.offset && Arc::ptr_eq(&a.op, &b.op));
+                && pairs().rev().all(|(a, b)| a.offset == b.offset && Arc::ptr_eq(a.op, b.op));
         }
         if !same {
             if changed.is_some() || ro.blocks.len() != 1 {

@@ -289,7 +289,7 @@ fn same_tree(a: &Chunk, b: &Chunk) -> bool {
         && a.top
             .iter()
             .zip(&b.top)
-            .all(|(x, y)| x.offset == y.offset && std::sync::Arc::ptr_eq(&x.op, &y.op))
+            .all(|(x, y)| x.offset == y.offset && std::sync::Arc::ptr_eq(x.op, y.op))
 }
 
 /// [`verify::verify_op`] of `id`, appending the facts it read to `facts`. Its own op

@@ -78,7 +78,7 @@ pub(crate) fn sdy_aliases(chunk: &Chunk) -> HashMap<String, (u32, std::sync::Arc
     chunk
         .top
         .iter()
-        .filter(|c| is_sdy_alias(&c.op))
+        .filter(|c| is_sdy_alias(c.op))
         .filter_map(|c| match &c.op.custom {
             Custom::Alias(def) => {
                 let name = def.name.text.strip_prefix('#')?.to_string();
@@ -265,6 +265,11 @@ pub(super) struct Resolver<'a> {
 }
 
 impl<'a> Resolver<'a> {
+    /// Hashes every name in scope (a patch binds few names; see `Names::sparse`).
+    pub(super) fn sparse_names(&mut self) {
+        self.names = Names::sparse();
+    }
+
     pub(super) fn new(m: &'a Model) -> Resolver<'a> {
         Resolver {
             m,

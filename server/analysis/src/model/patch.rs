@@ -412,7 +412,8 @@ impl Model {
                 }
                 Some(innermost) => {
                     // Only the names the new ops use or define matter: only those
-                    // bindings around them are replayed.
+                    // bindings around them are replayed (few: hashed).
+                    r.sparse_names();
                     let only: Vec<(u64, &str)> = self
                         .names_of(a..a + n_new)
                         .into_iter()

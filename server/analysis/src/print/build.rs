@@ -38,7 +38,7 @@ pub fn build_module(src: &str, chunk: &Chunk) -> Module {
         _ => None,
     };
     let top = match explicit {
-        Some(m) => b.op(&m.op, base + m.offset, Vec::new()),
+        Some(m) => b.op(m.op, base + m.offset, Vec::new()),
         None => {
             b.scopes.push(HashMap::default());
             let region = b.region_ops(&[&chunk.top], base, &[], Vec::new());
@@ -442,7 +442,7 @@ impl Builder<'_> {
                 if c.op.kind != StmtKind::Op {
                     continue;
                 }
-                let op = self.op(&c.op, base + c.offset, r);
+                let op = self.op(c.op, base + c.offset, r);
                 block.ops.push(op);
             }
             out.blocks.push(block);

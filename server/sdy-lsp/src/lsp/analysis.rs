@@ -173,7 +173,7 @@ impl ChunkResult {
             && top
                 .iter()
                 .zip(&chunk.top)
-                .all(|(a, b)| a.offset == b.offset && Arc::ptr_eq(&a.op, &b.op))
+                .all(|(a, b)| a.offset == b.offset && Arc::ptr_eq(a.op, b.op))
     }
 
     /// The position index of the model.
@@ -196,7 +196,7 @@ impl ChunkResult {
             self.top().iter().position(|c| c.offset == start && std::ptr::eq(&**c.op, op))
         });
         let c = self.top().get(i?)?;
-        Some((c.offset, &c.op))
+        Some((c.offset, c.op))
     }
 
     /// The chunk's top-level statements, offsets chunk-relative (alias definitions, the
