@@ -36,7 +36,10 @@ pub fn parse_chunks(text: &str, split: bool) -> Vec<Chunk> {
     };
     spans
         .into_iter()
-        .map(|span| Chunk { span, top: sdy_syntax::parser::parse_top_level(span.text(text)) })
+        .map(|span| Chunk {
+            span,
+            top: sdy_syntax::parser::parse_top_level(span.text(text)).into(),
+        })
         .collect()
 }
 

@@ -1,7 +1,7 @@
 //! Syntax errors of a parsed chunk as diagnostics with absolute ranges.
 
 use crate::diag::{Diagnostic, Origin};
-use sdy_syntax::tree::{Child, Chunk};
+use sdy_syntax::tree::{ChildRef, Children, Chunk};
 
 /// Every syntax error of the chunk, in document order.
 pub fn syntax_diagnostics(chunk: &Chunk) -> Vec<Diagnostic> {
@@ -20,7 +20,7 @@ pub fn syntax_diagnostics_at(chunk: &Chunk, sites: &[u32]) -> Vec<Diagnostic> {
 
 /// Appends where the statements of `children` (at `base`) with errors of their own
 /// start, at any depth, in order.
-pub fn error_sites(children: &[Child], base: u32, out: &mut Vec<u32>) {
+pub fn error_sites(children: &Children, base: u32, out: &mut Vec<u32>) {
     for c in children {
         let start = base + c.offset;
         if !c.op.errors.is_empty() {
@@ -32,7 +32,7 @@ pub fn error_sites(children: &[Child], base: u32, out: &mut Vec<u32>) {
     }
 }
 
-fn collect(children: &[Child], base: u32, out: &mut Vec<Diagnostic>) {
+fn collect(children: &Children, base: u32, out: &mut Vec<Diagnostic>) {
     for c in children {
         if c.op.errors.is_empty() && c.op.regions.is_empty() {
             continue; // the common case: nothing to report, nothing nested
@@ -50,11 +50,11 @@ fn collect(children: &[Child], base: u32, out: &mut Vec<Diagnostic>) {
 
 /// `collect` for the statements holding `sites` only (a statement holds the sites in
 /// its text; those of nested statements are found below it).
-fn collect_at(children: &[Child], base: u32, sites: &[u32], out: &mut Vec<Diagnostic>) {
+fn collect_at(children: &Children, base: u32, sites: &[u32], out: &mut Vec<Diagnostic>) {
     let mut k = 0;
     while let Some(&site) = sites.get(k) {
         let i = children.partition_point(|c| base + c.offset <= site);
-        let Some(c) = i.checked_sub(1).map(|i| &children[i]) else {
+        let Some(c) = i.checked_sub(1).map(|i| children.at(i)) else {
             k += 1;
             continue;
         };
@@ -79,7 +79,7 @@ fn collect_at(children: &[Child], base: u32, sites: &[u32], out: &mut Vec<Diagno
 /// The diagnostics of one statement: its errors and those nested in it (`nested`). A
 /// failure is a first error plus its chained lines; failures of an op and of its nested
 /// ops are ordered by where they start, chains kept together.
-fn emit(c: &Child, start: u32, nested: Vec<Diagnostic>, out: &mut Vec<Diagnostic>) {
+fn emit(c: ChildRef, start: u32, nested: Vec<Diagnostic>, out: &mut Vec<Diagnostic>) {
     let mut groups: Vec<Vec<Diagnostic>> = Vec::new();
     for e in &c.op.errors {
         let d = Diagnostic::error(

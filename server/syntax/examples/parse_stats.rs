@@ -7,7 +7,7 @@
 //! The allocator counts calls and bytes around mimalloc (what the binary uses), so the
 //! figures show how much memory the tree takes and how many allocations build it.
 
-use sdy_syntax::tree::Child;
+use sdy_syntax::tree::Children;
 use std::alloc::{GlobalAlloc, Layout};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
@@ -55,7 +55,7 @@ struct Census {
     long_names: usize,
 }
 
-fn census(children: &[Child], c: &mut Census) {
+fn census(children: &Children, c: &mut Census) {
     for ch in children {
         let op = &ch.op;
         c.results[op.results.len().min(3)] += 1;
@@ -77,7 +77,7 @@ fn census(children: &[Child], c: &mut Census) {
     }
 }
 
-fn walk(children: &[Child], base: u32, src: &str, errs: &mut usize, ops: &mut usize) {
+fn walk(children: &Children, base: u32, src: &str, errs: &mut usize, ops: &mut usize) {
     for c in children {
         let start = base + c.offset;
         *ops += 1;
@@ -132,6 +132,7 @@ fn main() {
         let peak = PEAK.load(Relaxed) - live;
         let faults = minor_faults() - faults;
         let (mut errs, mut ops) = (0, 0);
+        let top = Children::from(top);
         walk(&top, 0, &text, &mut errs, &mut ops);
         if census_wanted {
             let mut c = Census::default();

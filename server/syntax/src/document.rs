@@ -23,7 +23,7 @@ use crate::parser;
 use crate::shift::Shift;
 use crate::span::Span;
 use crate::split::{split_chunks, SPLIT_MARKER};
-use crate::tree::{Block, Child, Chunk, Op};
+use crate::tree::{Block, Child, ChildRef, Children, Chunk, Op};
 use ropey::Rope;
 use std::borrow::Cow;
 use std::ops::Range;
@@ -167,17 +167,18 @@ impl Document {
         let mut out = Vec::new();
         let Some(ci) = self.chunk_at(offset) else { return out };
         let chunk = &self.chunks[ci];
-        let (mut kids, mut base) = (&chunk.top[..], chunk.span.start);
+        let (mut kids, mut base) = (&chunk.top, chunk.span.start);
         while let Some(c) = child_containing(kids, base, offset) {
             let start = base + c.offset;
-            out.push((start, &*c.op));
-            let inner =
-                c.op.regions
-                    .iter()
-                    .flat_map(|r| &r.blocks)
-                    .find(|b| child_containing(&b.ops, start, offset).is_some());
+            let c = c.op;
+            out.push((start, &**c));
+            let inner = c
+                .regions
+                .iter()
+                .flat_map(|r| &r.blocks)
+                .find(|b| child_containing(&b.ops, start, offset).is_some());
             match inner {
-                Some(b) => (kids, base) = (&b.ops[..], start),
+                Some(b) => (kids, base) = (&b.ops, start),
                 None => break,
             }
         }
@@ -256,11 +257,11 @@ impl Document {
     fn plan(&self, ci: usize, path: &[Frame], edit: Edit, stats: &mut EditStats) -> Option<Plan> {
         let chunk = &self.chunks[ci];
         let (kids, base, content, fixed_entry) = match path.last() {
-            None => (&chunk.top[..], chunk.span.start, chunk.span, true),
+            None => (&chunk.top, chunk.span.start, chunk.span, true),
             Some(f) => (block_at(chunk, path), f.op_start, f.body, f.fixed_entry),
         };
-        let start_of = |c: &Child| base + c.offset;
-        let end_of = |c: &Child| base + c.offset + c.op.len;
+        let start_of = |c: ChildRef| base + c.offset;
+        let end_of = |c: ChildRef| base + c.offset + c.op.len;
 
         // The siblings the edit touches (overlapping or adjacent): kids[i0..i1].
         let i0 = kids.partition_point(|c| end_of(c) < edit.start);
@@ -277,7 +278,7 @@ impl Document {
                 }
                 content.start
             } else {
-                let from = end_of(&kids[lo - 1]);
+                let from = end_of(kids.at(lo - 1));
                 if !self.left_window_clear(from, edit.start) {
                     lo -= 1;
                     continue;
@@ -313,7 +314,7 @@ impl Document {
                 path.len() as u32,
             )?;
             let mut far = Vec::new();
-            collect_far(&new, text_start, &mut far);
+            collect_far(new.iter().map(Child::view), text_start, &mut far);
             // Error recovery that read up to the end of the given text may have read
             // further in the whole text: give it what it can read and parse again.
             let needed = far.iter().map(|&(_, r)| self.lookahead_end(r, chunk_end)).max();
@@ -351,11 +352,10 @@ impl Document {
         // parent's shift (child offsets are part of an op's own fields).
         let first_after = path.first().map_or(plan.range.end, |f| f.child + 1);
         let delta = edit.delta as u32; // two's complement: wrapping_add subtracts too
-        for c in &mut kids[first_after..] {
-            c.offset = c.offset.wrapping_add(delta);
-        }
+        kids.shift_from(first_after, delta);
         for f in path {
-            let op = Arc::make_mut(&mut kids[f.child].op);
+            let child = kids.get_mut(f.child).expect("the path's op");
+            let op = Arc::make_mut(&mut child.op);
             Shift { at: plan.at - f.op_start, delta: edit.delta }.op(op);
             kids = &mut op.regions[f.region].blocks[0].ops;
         }
@@ -516,11 +516,11 @@ impl Edit {
 /// not depend on what the region holds.
 fn descend(chunk: &Chunk, edit: Edit) -> Vec<Frame> {
     let mut path = Vec::new();
-    let (mut kids, mut base) = (&chunk.top[..], chunk.span.start);
+    let (mut kids, mut base) = (&chunk.top, chunk.span.start);
     loop {
         let i = kids.partition_point(|c| base + c.offset <= edit.start);
         let Some(i) = i.checked_sub(1) else { break };
-        let c = &kids[i];
+        let c = kids.at(i);
         let op_start = base + c.offset;
         let found = c.op.regions.iter().enumerate().find_map(|(ri, r)| {
             let [block] = &r.blocks[..] else { return None };
@@ -538,9 +538,9 @@ fn descend(chunk: &Chunk, edit: Edit) -> Vec<Frame> {
         let Some((region, body, block)) = found else { break };
         // After an error, the region may have been read by error recovery, which peeks
         // inside to decide.
-        let fixed_entry = c.op.errors.is_empty() && region_entry_fixed(&c.op, block);
+        let fixed_entry = c.op.errors.is_empty() && region_entry_fixed(c.op, block);
         path.push(Frame { child: i, region, op_start, body, fixed_entry });
-        (kids, base) = (&block.ops[..], op_start);
+        (kids, base) = (&block.ops, op_start);
     }
     path
 }
@@ -564,10 +564,10 @@ fn region_entry_fixed(op: &Op, block: &Block) -> bool {
 }
 
 /// The block at the end of a non-empty path.
-fn block_at<'a>(chunk: &'a Chunk, path: &[Frame]) -> &'a [Child] {
-    let mut kids = &chunk.top[..];
+fn block_at<'a>(chunk: &'a Chunk, path: &[Frame]) -> &'a Children {
+    let mut kids = &chunk.top;
     for f in path {
-        kids = &kids[f.child].op.regions[f.region].blocks[0].ops;
+        kids = &kids.at(f.child).op.regions[f.region].blocks[0].ops;
     }
     kids
 }
@@ -599,7 +599,11 @@ fn far_table(chunk: &Chunk) -> Vec<(u32, u32)> {
 
 /// Appends, in order of position, the ops among `kids` (at any depth) that have an
 /// error past their own end: `(start, end of the furthest error)`, offset by `base`.
-fn collect_far(kids: &[Child], base: u32, out: &mut Vec<(u32, u32)>) {
+fn collect_far<'a>(
+    kids: impl IntoIterator<Item = ChildRef<'a>>,
+    base: u32,
+    out: &mut Vec<(u32, u32)>,
+) {
     for c in kids {
         let start = base + c.offset;
         let reach = c.op.errors.iter().map(|e| e.span.end).max().unwrap_or(0);
@@ -612,9 +616,9 @@ fn collect_far(kids: &[Child], base: u32, out: &mut Vec<(u32, u32)>) {
     }
 }
 
-fn child_containing(kids: &[Child], base: u32, offset: u32) -> Option<&Child> {
+fn child_containing(kids: &Children, base: u32, offset: u32) -> Option<ChildRef<'_>> {
     let i = kids.partition_point(|c| base + c.offset <= offset).checked_sub(1)?;
-    let c = &kids[i];
+    let c = kids.at(i);
     (offset < base + c.offset + c.op.len).then_some(c)
 }
 
@@ -632,5 +636,5 @@ fn parse_chunk(text: &str, span: Span) -> Chunk {
 
 /// Parses a chunk given its own text.
 fn parse_chunk_text(text: &str, span: Span) -> Chunk {
-    Chunk { span, top: parser::parse_top_level(text) }
+    Chunk { span, top: parser::parse_top_level(text).into() }
 }

@@ -1,5 +1,6 @@
 //! Syntax layer of sdy-lsp: lexer, tolerant parser, syntax tree with byte ranges.
 //! Knows nothing of LSP, JSON or async; works on byte offsets.
+pub mod children;
 pub mod document;
 pub mod escape;
 pub mod lexer;

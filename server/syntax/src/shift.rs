@@ -112,9 +112,7 @@ impl Shift {
                 // Children are in order: only the tail moves.
                 let first = ops.partition_point(|c| c.offset < self.at);
                 let delta = self.delta as u32; // two's complement: wrapping_add subtracts too
-                for c in &mut ops[first..] {
-                    c.offset = c.offset.wrapping_add(delta);
-                }
+                ops.shift_from(first, delta);
             }
         }
         let Signature { span, inputs, outputs, form: _ } = sig;

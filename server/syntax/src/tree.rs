@@ -13,6 +13,7 @@ use crate::sdy::SdyAttr;
 /// longer ones are shared, reference-counted (the parser interns them, so the thousands
 /// of `stablehlo.broadcast_in_dim` of a file share one copy).
 pub type Str = ecow::EcoString;
+pub use crate::children::{ChildRef, Children};
 use crate::span::Span;
 use std::sync::Arc;
 
@@ -165,7 +166,7 @@ pub struct Block {
     /// Block arguments: from `^bb0(%a: T)` or from op syntax such as
     /// `(%arg1: tensor<8xf32>) {` in `sdy.manual_computation`.
     pub args: Vec<BlockArg>,
-    pub ops: Vec<Child>,
+    pub ops: Children,
 }
 
 /// A nested op and its offset relative to the parent op's start (or the chunk start at
@@ -177,6 +178,11 @@ pub struct Child {
 }
 
 impl Child {
+    /// The statement as a [`Children`] list gives it.
+    pub fn view(&self) -> ChildRef<'_> {
+        ChildRef { offset: self.offset, op: &self.op }
+    }
+
     pub fn span(&self) -> Span {
         Span::new(self.offset, self.offset + self.op.len)
     }
@@ -409,13 +415,14 @@ pub struct Chunk {
     /// Absolute range of the chunk's text in the document.
     pub span: Span,
     /// Top-level statements; offsets relative to `span.start`.
-    pub top: Vec<Child>,
+    pub top: Children,
 }
 
 impl Chunk {
     /// The ops that form the module body: the region of a lone explicit `module`, or the
     /// top-level ops of an implicit module.
-    pub fn module_body(&self) -> (u32, &[Child]) {
+    pub fn module_body(&self) -> (u32, &Children) {
+        static EMPTY: Children = Children::new();
         let mut module = None;
         for c in &self.top {
             match c.op.kind {
@@ -429,7 +436,7 @@ impl Chunk {
         match module {
             Some(m) => match m.op.regions.first().and_then(|r| r.blocks.first()) {
                 Some(b) => (m.offset, &b.ops),
-                None => (0, &[]),
+                None => (0, &EMPTY),
             },
             None => (0, &self.top),
         }

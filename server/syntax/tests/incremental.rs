@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use sdy_syntax::document::{Document, EditStats};
-use sdy_syntax::tree::{Child, Chunk, TypeKind};
+use sdy_syntax::tree::{Child, Children, Chunk, TypeKind};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -123,7 +123,7 @@ fn tuple_element_spans_are_shared() -> bool {
         k => panic!("not a tuple: {k:?}"),
     };
     let top = &doc.chunks()[0].top;
-    element(&top[0]) == element(&top[1])
+    element(&top.at(0).to_child()) == element(&top.at(1).to_child())
 }
 
 // ----- edits -----
@@ -290,7 +290,7 @@ fn first_difference(got: &[Chunk], want: &[Chunk]) -> Option<String> {
     None
 }
 
-fn kids_difference(got: &[Child], want: &[Child], base: u32) -> Option<String> {
+fn kids_difference(got: &Children, want: &Children, base: u32) -> Option<String> {
     for (j, (g, w)) in got.iter().zip(want).enumerate() {
         if g.offset != w.offset {
             return Some(format!(
@@ -457,13 +457,13 @@ fn unchanged_ops_stay_shared() {
     let at = text.find("%20 = ").unwrap();
     check(&mut doc, &mut text, at + 1..at + 3, "y");
     let body = |d: &Document| {
-        let module = &d.chunks()[0].top[0].op;
-        let func = &module.regions[0].blocks[0].ops[0].op;
+        let module = d.chunks()[0].top.at(0).op;
+        let func = module.regions[0].blocks[0].ops.at(0).op;
         func.regions[0].blocks[0].ops.clone()
     };
     let (old, new) = (body(&before), body(&doc));
     assert_eq!(old.len(), new.len());
-    let shared = old.iter().zip(&new).filter(|(a, b)| Arc::ptr_eq(&a.op, &b.op)).count();
+    let shared = old.iter().zip(&new).filter(|(a, b)| Arc::ptr_eq(a.op, b.op)).count();
     assert!(shared >= old.len() - 3, "only {shared} of {} ops shared", old.len());
     // The old snapshot is untouched.
     assert_eq!(before.chunks(), Document::new(&before.text().to_string(), false).chunks());

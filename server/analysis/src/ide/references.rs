@@ -19,7 +19,7 @@ use crate::query::occurrences::{
 };
 use crate::query::{self, AxisOf, Index, Target};
 use sdy_syntax::lexer::TokenKind;
-use sdy_syntax::tree::{Child, Custom, StmtKind};
+use sdy_syntax::tree::{Children, Custom, StmtKind};
 use sdy_syntax::Span;
 
 /// What the features look at: one chunk, in chunk-relative offsets.
@@ -28,7 +28,7 @@ pub struct Ctx<'a> {
     pub model: &'a Model,
     pub index: &'a Index,
     /// The chunk's top-level statements (alias definitions are not in the model).
-    pub top: &'a [Child],
+    pub top: &'a Children,
     /// The chunk's text.
     pub src: &'a str,
 }
@@ -187,7 +187,7 @@ pub fn references(cx: &Ctx, entity: &Entity, include_decl: bool) -> Vec<Referenc
 /// line being edited, and references and rename must still reach it.
 fn symbols_in_broken_statements(cx: &Ctx, name: &str, out: &mut Vec<Reference>) {
     let mut broken: Vec<Span> = Vec::new();
-    let error_children = |base: u32, ops: &[Child], broken: &mut Vec<Span>| {
+    let error_children = |base: u32, ops: &Children, broken: &mut Vec<Span>| {
         for c in ops.iter().filter(|c| c.op.kind == StmtKind::Error) {
             broken.push(Span::new(base + c.offset, base + c.offset + c.op.len));
         }

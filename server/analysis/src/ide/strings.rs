@@ -27,7 +27,7 @@ use crate::diag::Diagnostic;
 use crate::model::sharding::{Mesh, MeshRef, TensorSharding};
 use crate::model::{Model, OpId};
 use sdy_syntax::sdy::{MeshAst, SdyAttr, ShardingAst};
-use sdy_syntax::tree::{AttrKind, Child, Chunk, Op};
+use sdy_syntax::tree::{AttrKind, Children, Chunk, Op};
 use sdy_syntax::Span;
 
 pub use sites::{Embedded, Kind, Place};
@@ -44,7 +44,7 @@ pub struct Scope<'a> {
 
 impl<'a> Scope<'a> {
     /// `top`: the chunk's top-level statements, relative to `chunk_start`.
-    pub fn new(model: &'a Model, src: &'a str, chunk_start: u32, top: &'a [Child]) -> Scope<'a> {
+    pub fn new(model: &'a Model, src: &'a str, chunk_start: u32, top: &'a Children) -> Scope<'a> {
         Scope { model, src, module: sites::module_of(chunk_start, top) }
     }
 

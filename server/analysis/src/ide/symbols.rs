@@ -10,7 +10,7 @@ mod folding;
 pub use folding::{folding_ranges, Fold, FoldKind};
 
 use crate::model::{MeshSymbol, Model, OpId};
-use sdy_syntax::tree::{AttrKind, Child, Custom, StmtKind};
+use sdy_syntax::tree::{AttrKind, Children, Custom, StmtKind};
 use sdy_syntax::Span;
 use std::collections::HashMap;
 
@@ -39,7 +39,7 @@ pub struct DocSymbol {
 }
 
 /// The outline of a chunk: `top` is the chunk's top level, `src` its text.
-pub fn document_symbols(model: &Model, top: &[Child], src: &str) -> Vec<DocSymbol> {
+pub fn document_symbols(model: &Model, top: &Children, src: &str) -> Vec<DocSymbol> {
     // Found by op, not searched per op: a file may hold tens of thousands of meshes.
     let mut meshes: HashMap<OpId, &MeshSymbol> = HashMap::new();
     for m in model.meshes.iter().rev() {

@@ -9,8 +9,8 @@
 //! innermost block with changed statements: the edit is the run of statements between
 //! the unchanged ones at both ends of that block.
 
-use crate::model::{Model, OpId};
-use sdy_syntax::tree::{Child, Chunk, Op, StmtKind};
+use crate::model::{is_sdy_alias, Model, OpId};
+use sdy_syntax::tree::{ChildRef, Children, Chunk, Op, StmtKind};
 use std::sync::Arc;
 
 /// An edit as the model sees it: in the block of region `region` of the last op of
@@ -23,9 +23,9 @@ pub struct TreeEdit {
     pub path_nodes: Vec<Arc<Op>>,
     pub region: u32,
     /// The replaced statements, at offsets relative to `base`.
-    pub old: Vec<Child>,
+    pub old: Children,
     /// The statements that replace them, at offsets relative to `base`.
-    pub new: Vec<Child>,
+    pub new: Children,
     /// The absolute position statement offsets are relative to.
     pub base: u32,
     /// The old text `[from, to)` is now `[from, to + delta)`; all other text is the same
@@ -59,6 +59,7 @@ impl TreeEdit {
 pub fn find(
     old: &Chunk,
     old_module: Option<usize>,
+    old_sdy_alias: bool,
     new: &Chunk,
     model: &Model,
 ) -> Option<TreeEdit> {
@@ -72,7 +73,7 @@ pub fn find(
     if module != new_module(old, old_module, new) {
         return None;
     }
-    let (mut kids_old, mut kids_new) = (&old.top[..], &new.top[..]);
+    let (mut kids_old, mut kids_new) = (&old.top, &new.top);
     let mut base = old.span.start;
     let (mut body_start, mut body_end) = (old.span.start, old.span.end);
     let mut at_top = true;
@@ -81,16 +82,17 @@ pub fn find(
     let mut region = 0u32;
     loop {
         let (lo, ln) = (kids_old.len(), kids_new.len());
-        let (prefix, suffix) = common_ends(kids_old, kids_new, delta);
-        let (old_run, new_run) = (&kids_old[prefix..lo - suffix], &kids_new[prefix..ln - suffix]);
+        let (prefix, suffix) = kids_old.common_ends(kids_new, delta);
+        let (old_run, new_run) = (prefix..lo - suffix, prefix..ln - suffix);
         if old_run.is_empty() && new_run.is_empty() {
             return None;
         }
-        if let ([o], [n]) = (old_run, new_run) {
+        if old_run.len() == 1 && new_run.len() == 1 {
+            let (o, n) = (kids_old.at(prefix), kids_new.at(prefix));
             let x_start = base + o.offset;
             let ri =
                 (o.offset == n.offset && o.op.kind == StmtKind::Op && n.op.kind == StmtKind::Op)
-                    .then(|| changed_region(&o.op, &n.op, delta))
+                    .then(|| changed_region(o.op, n.op, delta))
                     .flatten();
             if let Some(ri) = ri {
                 if at_top && module.is_some() {
@@ -115,18 +117,22 @@ pub fn find(
         }
         if at_top && module.is_some() {
             // Around the module: only statements the model does not see may change.
-            let unseen = |c: &Child| c.op.kind != StmtKind::Op;
-            if !old_run.iter().all(unseen) || !new_run.iter().all(unseen) {
+            let unseen = |c: ChildRef| c.op.kind != StmtKind::Op;
+            if !kids_old.range(old_run.clone()).all(unseen)
+                || !kids_new.range(new_run.clone()).all(unseen)
+            {
                 return None;
             }
         }
-        if at_top && (has_sdy_alias(&old.top) || has_sdy_alias(&new.top)) {
+        // The rest of the new top level is the old one's: only the run can add aliases.
+        let new_alias = || kids_new.range(new_run.clone()).any(|c| is_sdy_alias(c.op));
+        if at_top && (old_sdy_alias || new_alias()) {
             // The verifier reads shardings through these aliases, and the model keeps
             // their positions: a top-level edit re-analyses the chunk.
             return None;
         }
         let from = match prefix.checked_sub(1) {
-            Some(i) => base + kids_old[i].offset + kids_old[i].op.len,
+            Some(i) => base + kids_old.at(i).offset + kids_old.at(i).op.len,
             None => body_start,
         };
         let to = match kids_old.get(lo - suffix) {
@@ -140,8 +146,8 @@ pub fn find(
             path,
             path_nodes,
             region,
-            old: old_run.to_vec(),
-            new: new_run.to_vec(),
+            old: kids_old.range(old_run).map(|c| c.to_child()).collect(),
+            new: kids_new.range(new_run).map(|c| c.to_child()).collect(),
             base,
             from,
             to,
@@ -151,28 +157,9 @@ pub fn find(
     }
 }
 
-/// How many statements at the start of two lists are the same (same op, same offset),
-/// and how many at the end (same op, offset moved by `delta`), not overlapping.
-///
-/// A linear scan (a few hundred microseconds for a block of 100k statements): after
-/// several edits analysed at once, a statement past the first one can be the same again
-/// (whitespace added before it and removed after it), so the first difference cannot be
-/// found by binary search.
-fn common_ends(old: &[Child], new: &[Child], delta: i64) -> (usize, usize) {
-    let (lo, ln) = (old.len(), new.len());
-    let same_at = |i: usize| old[i].offset == new[i].offset && Arc::ptr_eq(&old[i].op, &new[i].op);
-    let same_from_end = |j: usize| {
-        let (a, b) = (&old[lo - 1 - j], &new[ln - 1 - j]);
-        b.offset as i64 == a.offset as i64 + delta && Arc::ptr_eq(&a.op, &b.op)
-    };
-    let n = lo.min(ln);
-    let prefix = (0..n).take_while(|&i| same_at(i)).count();
-    let suffix = (0..n - prefix).take_while(|&j| same_from_end(j)).count();
-    (prefix, suffix)
-}
-
-fn has_sdy_alias(top: &[Child]) -> bool {
-    top.iter().any(|c| crate::model::is_sdy_alias(&c.op))
+/// Whether a top level has aliases of sdy attributes (see [`find`]).
+pub fn has_sdy_alias(top: &Children) -> bool {
+    top.iter().any(|c| is_sdy_alias(c.op))
 }
 
 /// [`explicit_module`] of `new`, an edited `old` whose explicit module is `old_module`:
@@ -181,14 +168,14 @@ fn new_module(old: &Chunk, old_module: Option<usize>, new: &Chunk) -> Option<usi
     let Some(i) = old_module else { return explicit_module(new) };
     let (lo, ln) = (old.top.len(), new.top.len());
     let delta = new.span.len() as i64 - old.span.len() as i64;
-    let (prefix, suffix) = common_ends(&old.top, &new.top, delta);
-    let unseen = |c: &Child| matches!(c.op.kind, StmtKind::AliasDef | StmtKind::Resource);
-    let changed_unseen = old.top[prefix..lo - suffix].iter().all(unseen)
-        && new.top[prefix..ln - suffix].iter().all(unseen);
+    let (prefix, suffix) = old.top.common_ends(&new.top, delta);
+    let unseen = |c: ChildRef| matches!(c.op.kind, StmtKind::AliasDef | StmtKind::Resource);
+    let changed_unseen = old.top.range(prefix..lo - suffix).all(unseen)
+        && new.top.range(prefix..ln - suffix).all(unseen);
     let only_module = prefix == i && lo - suffix == i + 1 && ln - suffix == i + 1;
     if only_module {
         // The module itself changed (an edit inside it).
-        let m = &new.top[i].op;
+        let m = new.top.at(i).op;
         let one_block = m.regions.first().is_some_and(|r| r.blocks.len() == 1);
         (m.kind == StmtKind::Op && m.full_name() == "builtin.module" && one_block).then_some(i)
     } else if changed_unseen && i < prefix {
@@ -214,7 +201,7 @@ pub fn explicit_module(chunk: &Chunk) -> Option<usize> {
         }
     }
     let i = module?;
-    let blocks = &chunk.top[i].op.regions.first()?.blocks;
+    let blocks = &chunk.top.at(i).op.regions.first()?.blocks;
     (blocks.len() == 1).then_some(i)
 }
 
@@ -237,17 +224,17 @@ fn changed_region(old: &Op, new: &Op, delta: i64) -> Option<usize> {
             // where an edit that changes the length moves every statement) at the
             // first difference. A block of a real export has hundreds of thousands.
             let pairs = || bo.ops.iter().zip(&bn.ops);
-            shared |= pairs().any(|(a, b)| Arc::ptr_eq(&a.op, &b.op))
+            shared |= pairs().any(|(a, b)| Arc::ptr_eq(a.op, b.op))
                 || bo
                     .ops
                     .iter()
                     .rev()
                     .zip(bn.ops.iter().rev())
-                    .any(|(a, b)| Arc::ptr_eq(&a.op, &b.op));
+                    .any(|(a, b)| Arc::ptr_eq(a.op, b.op));
             // The same statements at the same places (after several edits at once, a
             // region can hold the same ops moved within it).
             same &= bo.ops.len() == bn.ops.len()
-                && pairs().rev().all(|(a, b)| a.offset == b.offset && Arc::ptr_eq(&a.op, &b.op));
+                && pairs().rev().all(|(a, b)| a.offset == b.offset && Arc::ptr_eq(a.op, b.op));
         }
         if !same {
             if changed.is_some() || ro.blocks.len() != 1 {

@@ -39,6 +39,9 @@ pub struct State {
     sites: Vec<u32>,
     /// The index of the chunk's explicit `module` (see `diff`).
     module: Option<usize>,
+    /// Whether the chunk's top level has aliases of sdy attributes (see `diff::find`:
+    /// an update that changes that is done afresh, so it stays true or false).
+    sdy_alias: bool,
     /// The place of each verifier diagnostic (those after the syntax errors).
     orders: Vec<Order>,
     /// Typed forward uses, by op.
@@ -155,6 +158,7 @@ fn with_state(model: Model, src: &str, chunk: &Chunk) -> ChunkAnalysis {
         syntax: diagnostics.len(),
         sites,
         module: diff::explicit_module(chunk),
+        sdy_alias: diff::has_sdy_alias(&chunk.top),
         spare: (Vec::new(), Vec::new()),
         summaries: Vec::new(),
         orders: Vec::new(),
@@ -206,7 +210,7 @@ pub fn update(old: ChunkAnalysis, src: &str, chunk: Chunk) -> (ChunkAnalysis, Up
         let stats = UpdateStats::default();
         return (ChunkAnalysis { model, diagnostics, state: Some(state) }, stats);
     }
-    let Some(edit) = diff::find(&state.chunk, state.module, &chunk, &model) else {
+    let Some(edit) = diff::find(&state.chunk, state.module, state.sdy_alias, &chunk, &model) else {
         return fresh("trees differ");
     };
     let patch = Edit {
@@ -274,7 +278,7 @@ pub fn changed_text(a: &ChunkAnalysis, chunk: &Chunk) -> Option<(u32, u32, i64)>
     if same_tree(&state.chunk, chunk) {
         return Some((0, 0, 0));
     }
-    let e = diff::find(&state.chunk, state.module, chunk, &a.model)?;
+    let e = diff::find(&state.chunk, state.module, state.sdy_alias, chunk, &a.model)?;
     Some((e.from, e.to, e.delta))
 }
 
@@ -285,7 +289,7 @@ fn same_tree(a: &Chunk, b: &Chunk) -> bool {
         && a.top
             .iter()
             .zip(&b.top)
-            .all(|(x, y)| x.offset == y.offset && std::sync::Arc::ptr_eq(&x.op, &y.op))
+            .all(|(x, y)| x.offset == y.offset && std::sync::Arc::ptr_eq(x.op, y.op))
 }
 
 /// [`verify::verify_op`] of `id`, appending the facts it read to `facts`. Its own op

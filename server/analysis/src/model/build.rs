@@ -12,7 +12,7 @@ use super::names::Names;
 use super::{
     elements_type, written_result_type, Model, OpId, OpInfo, Use, ValueDef, ValueId, ValueInfo,
 };
-use sdy_syntax::tree::{Child, Chunk, Custom, Op, StmtKind, Str, Type};
+use sdy_syntax::tree::{Children, Chunk, Custom, Op, StmtKind, Str, Type};
 use sdy_syntax::Span;
 use smallvec::SmallVec;
 use std::collections::{HashMap, HashSet};
@@ -78,7 +78,7 @@ pub(crate) fn sdy_aliases(chunk: &Chunk) -> HashMap<String, (u32, std::sync::Arc
     chunk
         .top
         .iter()
-        .filter(|c| is_sdy_alias(&c.op))
+        .filter(|c| is_sdy_alias(c.op))
         .filter_map(|c| match &c.op.custom {
             Custom::Alias(def) => {
                 let name = def.name.text.strip_prefix('#')?.to_string();
@@ -106,7 +106,7 @@ pub(super) struct Layout<'t> {
 
 impl Layout<'_> {
     /// The ops of `kids` (and everything nested in them); operands are left unresolved.
-    pub(super) fn block(&mut self, kids: &[Child], base: u32, parent: Option<OpId>, region: u32) {
+    pub(super) fn block(&mut self, kids: &Children, base: u32, parent: Option<OpId>, region: u32) {
         for c in kids {
             if c.op.kind != StmtKind::Op {
                 continue;
@@ -118,7 +118,7 @@ impl Layout<'_> {
             let region_args = self.block_args(id, node, start);
             self.ops.push(OpInfo {
                 start,
-                node: node.clone(),
+                node: std::sync::Arc::clone(node),
                 parent,
                 region,
                 operands: SmallVec::from_elem(None, node.operands.len()),
@@ -265,6 +265,11 @@ pub(super) struct Resolver<'a> {
 }
 
 impl<'a> Resolver<'a> {
+    /// Hashes every name in scope (a patch binds few names; see `Names::sparse`).
+    pub(super) fn sparse_names(&mut self) {
+        self.names = Names::sparse();
+    }
+
     pub(super) fn new(m: &'a Model) -> Resolver<'a> {
         Resolver {
             m,

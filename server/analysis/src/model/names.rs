@@ -14,6 +14,9 @@ pub(super) struct Names<'a> {
     numbered: Vec<ValueId>,
     hashed: FxHashMap<Key<'a>, ValueId>,
     undo: Vec<(Key<'a>, Option<ValueId>)>,
+    /// `%N` names hashed too: for a patch, which binds few names, some with big numbers
+    /// (an array up to them would be written at every edit).
+    hash_numbers: bool,
 }
 
 /// Not a value in `Names::numbered`.
@@ -22,9 +25,16 @@ const UNBOUND: ValueId = ValueId::MAX;
 const MAX_NUMBERED: u32 = 1 << 22;
 
 impl<'a> Names<'a> {
+    /// A table that hashes every name (see `hash_numbers`).
+    pub(super) fn sparse() -> Names<'a> {
+        Names { hash_numbers: true, ..Names::default() }
+    }
+
     pub(super) fn get(&self, name: &str) -> Option<ValueId> {
         match key(name) {
-            Key::Number(n) => self.numbered.get(n as usize).copied().filter(|&v| v != UNBOUND),
+            Key::Number(n) if !self.hash_numbers => {
+                self.numbered.get(n as usize).copied().filter(|&v| v != UNBOUND)
+            }
             k => self.hashed.get(&k).copied(),
         }
     }
@@ -40,7 +50,7 @@ impl<'a> Names<'a> {
     /// Binds or unbinds `k`; what it was bound to.
     fn set(&mut self, k: Key<'a>, v: Option<ValueId>) -> Option<ValueId> {
         match (k, v) {
-            (Key::Number(n), _) => {
+            (Key::Number(n), _) if !self.hash_numbers => {
                 let n = n as usize;
                 if n >= self.numbered.len() {
                     self.numbered.resize((n + 1).max(2 * self.numbered.len()), UNBOUND);

@@ -16,7 +16,7 @@ use super::build::{
     fingerprint, group_keys, group_name, resolve_forward, value_types, Layout, Resolver,
 };
 use super::{Model, OpId, Use, ValueId};
-use sdy_syntax::tree::{Child, Str};
+use sdy_syntax::tree::{Children, Str};
 use sdy_syntax::Span;
 use std::collections::HashSet;
 use std::ops::Range;
@@ -92,7 +92,7 @@ pub struct Edit<'e> {
     pub path_nodes: &'e [std::sync::Arc<sdy_syntax::tree::Op>],
     pub region: u32,
     /// The new statements, at offsets relative to `base`.
-    pub new: &'e [Child],
+    pub new: &'e Children,
     pub base: u32,
     /// The old text `[from, to)` became `[from, to + delta)`.
     pub from: u32,
@@ -412,7 +412,8 @@ impl Model {
                 }
                 Some(innermost) => {
                     // Only the names the new ops use or define matter: only those
-                    // bindings around them are replayed.
+                    // bindings around them are replayed (few: hashed).
+                    r.sparse_names();
                     let only: Vec<(u64, &str)> = self
                         .names_of(a..a + n_new)
                         .into_iter()
@@ -429,10 +430,10 @@ impl Model {
                         };
                         r.bind_region_args(p, region);
                         if p != innermost {
-                            replay(&mut r, self, p, region, &|_| true);
+                            replay(&mut r, self, p, region, 0..OpId::MAX);
                             continue;
                         }
-                        replay(&mut r, self, p, region, &|c| c < a);
+                        replay(&mut r, self, p, region, 0..a);
                         r.record = true;
                         r.only = None;
                         let pending = r.pending_mark();
@@ -443,7 +444,7 @@ impl Model {
                         }
                         r.record = false;
                         r.only = Some(only.clone());
-                        replay(&mut r, self, p, region, &|c| c >= a + n_new);
+                        replay(&mut r, self, p, region, a + n_new..OpId::MAX);
                         r.resolve_deferred(deferred);
                         r.record = true;
                         r.only = None;
@@ -587,26 +588,24 @@ impl Model {
 }
 
 /// Replays the bindings of the results of the ops of region `region` of `p` whose ids
-/// pass `ids`, in order (their values are in `p`'s subtree's range, by op).
-fn replay<'a>(
-    r: &mut Resolver<'a>,
-    m: &'a Model,
-    p: OpId,
-    region: u32,
-    ids: &dyn Fn(OpId) -> bool,
-) {
-    let lo = m.values.partition_point(|v| v.def.op() <= p);
-    let hi = m.values.partition_point(|v| v.def.op() < m.subtree_end(p));
+/// are in `ids`, in order (their values are in `p`'s subtree's range, by op: only the
+/// values of `ids` are read).
+fn replay<'a>(r: &mut Resolver<'a>, m: &'a Model, p: OpId, region: u32, ids: Range<OpId>) {
+    let lo = m.values.partition_point(|v| v.def.op() <= p.max(ids.start.saturating_sub(1)));
+    let end = m.subtree_end(p).min(ids.end);
+    let hi = m.values.partition_point(|v| v.def.op() < end).max(lo);
     let keys: Vec<u64> = r.only.iter().flatten().map(|&(k, _)| k).collect();
+    // Most values are rejected by one bit of their key.
+    let mask = keys.iter().fold(0u64, |m, k| m | 1 << (k & 63));
     for (v, key) in m.group_keys[lo..hi].iter().enumerate().map(|(i, k)| (lo + i, k)) {
-        if *key == 0 || !keys.contains(key) {
+        if *key == 0 || mask & 1 << (key & 63) == 0 || !keys.contains(key) {
             continue;
         }
         let info = &m.values[v];
         let Some(group) = r.binds(&info.name) else { continue };
         let super::ValueDef::Result { op, .. } = info.def else { continue };
         let o = &m.ops[op as usize];
-        if o.parent == Some(p) && o.region == region && ids(op) {
+        if o.parent == Some(p) && o.region == region && ids.contains(&op) {
             r.bind(group, v as ValueId);
         }
     }

@@ -30,7 +30,7 @@ pub fn build_module(src: &str, chunk: &Chunk) -> Module {
     }
     // A lone `module` (aliases aside) is the module; anything else is wrapped in an
     // implicit one.
-    let ops: Vec<&tree::Child> = chunk
+    let ops: Vec<tree::ChildRef> = chunk
         .top
         .iter()
         .filter(|c| !matches!(c.op.kind, StmtKind::AliasDef | StmtKind::Resource))
@@ -40,7 +40,7 @@ pub fn build_module(src: &str, chunk: &Chunk) -> Module {
         _ => None,
     };
     let top = match explicit {
-        Some(m) => b.op(&m.op, base + m.offset, Vec::new()),
+        Some(m) => b.op(m.op, base + m.offset, Vec::new()),
         None => {
             b.scopes.push(HashMap::default());
             let region = b.region_ops(&[&chunk.top], base, &[], Vec::new());
@@ -400,7 +400,7 @@ impl Builder<'_> {
     /// block arguments of each block as written.
     fn region_ops(
         &mut self,
-        blocks: &[&[tree::Child]],
+        blocks: &[&tree::Children],
         base: u32,
         arg_decls: &[&[tree::BlockArg]],
         entry_args: Vec<ValueId>,
@@ -448,7 +448,7 @@ impl Builder<'_> {
                 if c.op.kind != StmtKind::Op {
                     continue;
                 }
-                let op = self.op(&c.op, base + c.offset, r);
+                let op = self.op(c.op, base + c.offset, r);
                 block.ops.push(op);
             }
             out.blocks.push(block);
@@ -459,7 +459,7 @@ impl Builder<'_> {
     /// A nested region of op `op` (at `base`), in a new scope.
     fn region(&mut self, r: &tree::Region, base: u32, entry_args: Vec<ValueId>) -> Region {
         self.scopes.push(HashMap::default());
-        let blocks: Vec<&[tree::Child]> = r.blocks.iter().map(|b| b.ops.as_slice()).collect();
+        let blocks: Vec<&tree::Children> = r.blocks.iter().map(|b| &b.ops).collect();
         let decls: Vec<&[tree::BlockArg]> = r.blocks.iter().map(|b| b.args.as_slice()).collect();
         let region = self.region_ops(&blocks, base, &decls, entry_args);
         self.scopes.pop();

@@ -5,7 +5,7 @@
 
 use crate::model::{Model, OpId};
 use sdy_syntax::sdy::{AxisRefAst, MeshAst, MeshRefAst, SdyAttr, ShardingAst};
-use sdy_syntax::tree::{Attr, AttrKind, Child, Custom, NamedAttr, Op, StmtKind};
+use sdy_syntax::tree::{Attr, AttrKind, ChildRef, Custom, NamedAttr, Op, StmtKind};
 use sdy_syntax::Span;
 
 /// Which mesh an axis name belongs to.
@@ -78,7 +78,7 @@ pub fn op_occurrences<'m>(model: &'m Model, id: OpId, f: &mut dyn FnMut(Occurren
 
 /// The names in a top-level alias definition (`#s = #sdy.sharding<@m, ...>`) of the
 /// chunk (`child` of the chunk's top level, whose offsets are chunk-relative).
-pub fn alias_occurrences<'m>(child: &'m Child, f: &mut dyn FnMut(Occurrence<'m>)) {
+pub fn alias_occurrences<'m>(child: ChildRef<'m>, f: &mut dyn FnMut(Occurrence<'m>)) {
     if child.op.kind != StmtKind::AliasDef {
         return;
     }

@@ -20,7 +20,7 @@ use sdy_analysis::ide::strings::{sites, Scope};
 use sdy_analysis::incremental::{Garbage, UpdateStats};
 use sdy_analysis::query;
 use sdy_analysis::ChunkAnalysis;
-use sdy_syntax::tree::{Child, Chunk, Op};
+use sdy_syntax::tree::{ChildRef, Children, Chunk, Op};
 use sdy_syntax::Span;
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
@@ -158,8 +158,8 @@ impl ChunkResult {
     /// Whether this result can serve as the base for `chunk`'s: it shares a statement at
     /// either end (an edit elsewhere in the same chunk).
     pub fn shares_with(&self, chunk: &Chunk) -> bool {
-        let same = |a: Option<&Child>, b: Option<&Child>| match (a, b) {
-            (Some(a), Some(b)) => Arc::ptr_eq(&a.op, &b.op),
+        let same = |a: Option<ChildRef>, b: Option<ChildRef>| match (a, b) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a.op, b.op),
             _ => false,
         };
         let top = self.top();
@@ -173,7 +173,7 @@ impl ChunkResult {
             && top
                 .iter()
                 .zip(&chunk.top)
-                .all(|(a, b)| a.offset == b.offset && Arc::ptr_eq(&a.op, &b.op))
+                .all(|(a, b)| a.offset == b.offset && Arc::ptr_eq(a.op, b.op))
     }
 
     /// The position index of the model.
@@ -193,16 +193,17 @@ impl ChunkResult {
     pub fn module(&self) -> Option<(u32, &Op)> {
         let i = *self.module.get_or_init(|| {
             let (start, op) = sites::module_of(0, self.top())?;
-            self.top().iter().position(|c| c.offset == start && std::ptr::eq(&*c.op, op))
+            self.top().iter().position(|c| c.offset == start && std::ptr::eq(&**c.op, op))
         });
         let c = self.top().get(i?)?;
-        Some((c.offset, &c.op))
+        Some((c.offset, c.op))
     }
 
     /// The chunk's top-level statements, offsets chunk-relative (alias definitions, the
     /// resource section and an explicit `module` are not in the model).
-    pub fn top(&self) -> &[Child] {
-        self.analysis.tree().map_or(&[], |c| &c.top)
+    pub fn top(&self) -> &Children {
+        static EMPTY: Children = Children::new();
+        self.analysis.tree().map_or(&EMPTY, |c| &c.top)
     }
 
     /// The text of a chunk-relative span.

@@ -406,7 +406,7 @@ impl Parser<'_> {
 
     fn region_blocks(&mut self, entry_args: Vec<BlockArg>, mark: usize) -> Option<Region> {
         let open = self.expect(TokenKind::LBrace, "'{'")?;
-        let mut blocks = vec![Block { label: None, args: entry_args, ops: Vec::new() }];
+        let mut blocks = vec![Block { label: None, args: entry_args, ops: Children::new() }];
         loop {
             if self.at_eof() {
                 let span = self.rel(open);
@@ -429,8 +429,8 @@ impl Parser<'_> {
                     blocks[0].args.extend(args);
                 } else {
                     let ops = self.take_children(mark);
-                    blocks.last_mut().expect("a region has a block").ops = ops;
-                    blocks.push(Block { label: Some(label), args, ops: Vec::new() });
+                    blocks.last_mut().expect("a region has a block").ops = ops.into();
+                    blocks.push(Block { label: Some(label), args, ops: Children::new() });
                 }
                 continue;
             }
@@ -442,7 +442,7 @@ impl Parser<'_> {
             self.child_scratch.push(child);
         }
         let ops = self.take_children(mark);
-        blocks.last_mut().expect("a region has a block").ops = ops;
+        blocks.last_mut().expect("a region has a block").ops = ops.into();
         Some(Region { span: self.rel_from(open.start), blocks })
     }
 

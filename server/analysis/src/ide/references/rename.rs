@@ -399,7 +399,7 @@ fn string_naming<'a>(cx: &Ctx<'a>, needle: &str) -> Option<&'a str> {
     memchr::memmem::find(cx.src.as_bytes(), needle.as_bytes())?;
     let module =
         cx.top.iter().find(|c| c.op.kind == StmtKind::Op && c.op.full_name() == "builtin.module");
-    if module.is_some_and(|m| in_op(&m.op, needle)) {
+    if module.is_some_and(|m| in_op(m.op, needle)) {
         return Some("builtin.module");
     }
     cx.model.ops.iter().find(|info| in_op(&info.node, needle)).map(|info| info.name())

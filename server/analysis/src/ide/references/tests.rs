@@ -9,7 +9,7 @@ const SRC: &str = include_str!("testdata/refs.mlir");
 
 struct Fixture {
     src: String,
-    top: Vec<Child>,
+    top: sdy_syntax::tree::Children,
     model: Model,
     index: Index,
 }

@@ -2,7 +2,7 @@
 
 use super::escape::Unescaped;
 use crate::model::{Model, OpId};
-use sdy_syntax::tree::{AttrDict, AttrKind, Child, Custom, Op, StmtKind};
+use sdy_syntax::tree::{AttrDict, AttrKind, Children, Custom, Op, StmtKind};
 use sdy_syntax::Span;
 
 /// What a string attribute holds, by its name.
@@ -82,13 +82,13 @@ pub struct Embedded {
 
 /// The chunk's explicit `module` op (a lone `module` among aliases, as
 /// `Chunk::module_body` reads it) and its absolute start.
-pub fn module_of(chunk_start: u32, top: &[Child]) -> Option<(u32, &Op)> {
+pub fn module_of(chunk_start: u32, top: &Children) -> Option<(u32, &Op)> {
     let mut module = None;
     for c in top {
         match c.op.kind {
             StmtKind::AliasDef | StmtKind::Resource => {}
             StmtKind::Op if c.op.full_name() == "builtin.module" && module.is_none() => {
-                module = Some((chunk_start + c.offset, &*c.op))
+                module = Some((chunk_start + c.offset, &**c.op))
             }
             _ => return None,
         }

@@ -7,7 +7,7 @@
 //! as editors fold brackets themselves.
 
 use crate::model::Model;
-use sdy_syntax::tree::{Attr, AttrDict, AttrKind, Child, Custom, NamedAttr, Op, StmtKind};
+use sdy_syntax::tree::{Attr, AttrDict, AttrKind, Children, Custom, NamedAttr, Op, StmtKind};
 use sdy_syntax::Span;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -27,7 +27,7 @@ pub struct Fold {
 
 /// The folds of a chunk (`top` its top level, `src` its text), sorted, each spanning
 /// at least two lines.
-pub fn folding_ranges(model: &Model, top: &[Child], src: &str) -> Vec<Fold> {
+pub fn folding_ranges(model: &Model, top: &Children, src: &str) -> Vec<Fold> {
     let lines = Lines::new(src);
     let mut out = Vec::new();
     let mut add = |span: Span, kind: FoldKind| {

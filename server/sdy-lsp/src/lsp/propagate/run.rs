@@ -104,7 +104,7 @@ impl Propagator {
                     span: c.span,
                     key: Arc::downgrade(r),
                     src: (*r.src).clone(),
-                    chunk: Chunk { span: Span::new(0, c.span.len()), top: r.top().to_vec() },
+                    chunk: Chunk { span: Span::new(0, c.span.len()), top: r.top().clone() },
                     analysis: r.analysis.clone(),
                 }),
             }
