@@ -11,7 +11,9 @@ out as they may name what other functions create) and one `// CHECK-LABEL` secti
         [--filecheck FileCheck-22] [--only SUBSTRING] [-v]
 
 Prints one line per RUN line and function (PASS/FAIL) and the counts; `-v` adds
-FileCheck's message for each failure. Exit status 0 when everything passes.
+FileCheck's message for each failure. Exit status 0 when everything passes. The whole
+file is what lit runs: a function alone can fail where it expects the names of symbols
+that earlier functions make (`@mesh_reversed_0` after `@mesh_reversed`).
 """
 
 import argparse
