@@ -201,7 +201,8 @@ pub fn dim_exchange(
             offset = start.saturating_sub(source.saturating_mul(s_in));
             last = hi / s_in;
         }
-        if (source != -1 && source != t) || (last != -1 && last != t) || source == -1 {
+        // No source at all (a window of padding only) counts as communication too.
+        if source != t || (last != -1 && last != t) {
             e.needs_comm = true;
         }
         if source != -1 && source < t {
@@ -602,6 +603,7 @@ struct DimCx<'a> {
     pad_value: ValueId,
 }
 
+#[allow(clippy::too_many_arguments)]
 /// `assembleHaloExchangeBuffer`: the left neighbours' shards, this one, the right
 /// neighbours', concatenated along `dim` and padded by `edge` on both sides (dilated
 /// by `interior`).
@@ -941,6 +943,7 @@ pub fn slice(
     Outcome::Replaced(slice_high(b, r, &w.out_ty.shape, w.in_s))
 }
 
+#[allow(clippy::too_many_arguments)]
 /// `rightShiftData`: moves the elements of `dim` `shift` places to the right across
 /// the devices of its manual axes.
 fn right_shift(
@@ -1279,7 +1282,7 @@ mod tests {
         assert_eq!(shift_pairs(&m, &[AxisRef::full("b")], 1), [(0, 1), (2, 3)]);
         let mut m4 = mesh(&[("a", 4)]);
         let sub = AxisRef { name: "a".into(), sub: Some((2, 2)) };
-        assert_eq!(shift_pairs(&m4, &[sub.clone()], 1), [(0, 1), (2, 3)]);
+        assert_eq!(shift_pairs(&m4, std::slice::from_ref(&sub), 1), [(0, 1), (2, 3)]);
         m4.device_ids = vec![3, 2, 1, 0];
         assert_eq!(shift_pairs(&m4, &[sub], 1), [(3, 2), (1, 0)]);
         assert_eq!(shard_index(3, &m4, &[AxisRef::full("a")]), 0);
