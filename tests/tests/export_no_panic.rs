@@ -1,5 +1,5 @@
 //! The export passes never panic: explicit reshards (both modes), reshard-to-collectives,
-//! pad-for-divisibility, convert-global-to-local, resolve-permutation-factors and the
+//! pad-for-divisibility, convert-global-to-local, resolve-permutation-factors (both modes) and the
 //! export pipeline, each after propagation (so they see what `opt` gives them in real
 //! use) and on the program as written (Shardy's export tests carry their own shardings),
 //! over the differential generator's programs, Shardy's propagation and export test
@@ -42,6 +42,9 @@ const SEQUENCES: &[&[&str]] = &[
     &["-sdy-pad-for-divisibility"],
     &["-sdy-convert-global-to-local=partition-count=8"],
     &["-sdy-resolve-permutation-factors=enable-halo-exchange=false"],
+    // Halo exchange (the default), with the partition and with the replica id.
+    &["-sdy-resolve-permutation-factors"],
+    &["-sdy-resolve-permutation-factors=replica-count=4"],
     &["-sdy-export-pipeline"],
 ];
 

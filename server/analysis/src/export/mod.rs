@@ -6,6 +6,7 @@ pub mod device_groups;
 pub mod drop_sharding_and_mesh;
 pub mod explicit_reshards;
 pub mod global_to_local;
+pub mod halo;
 pub mod hlo_ops;
 pub mod inline_meshes;
 pub mod ops;

@@ -27,8 +27,9 @@ fn_pass!(c_single_device, "sdy-resolve-single-device-sharding", |cx, o| {
 });
 fn_pass!(c_permutation, "sdy-resolve-permutation-factors", |cx, o| {
     let halo = o.bool("enable-halo-exchange");
+    let replicas = o.int("replica-count").unwrap_or(1);
     let r = super::resolve_permutation_factors::resolve_permutation_factors(
-        cx.module, cx.model, cx.src, halo,
+        cx.module, cx.model, cx.src, halo, replicas,
     );
     crate::propagation::passes::fail(cx, r)
 });

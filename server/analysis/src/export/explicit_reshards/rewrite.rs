@@ -177,6 +177,48 @@ impl<'a> Rewriter<'a> {
     }
 }
 
+impl Rewriter<'_> {
+    /// Puts the module in order (the deferred insertions applied) before values are
+    /// made outside the rewriter: the index is then rebuilt from the module as it is.
+    pub fn settle(&mut self) {
+        self.cache.graph_mut().apply_deferred_shift(self.m);
+    }
+
+    /// Replaces op `key` by `ops` (which may hold a copy of it) and the uses of each
+    /// `from` by its `to`, and puts `symbols` at the start of the module body (as MLIR's
+    /// symbol table inserts new symbols: the last made comes first). The index is
+    /// rebuilt on the next look-up: this is for the rare rewrites that make regions.
+    pub fn splice(
+        &mut self,
+        key: OpKey,
+        ops: Vec<Op>,
+        uses: &[(ValueId, ValueId)],
+        symbols: Vec<Op>,
+    ) {
+        let Some(i) = self.find(key) else { return };
+        self.cache.graph_mut().apply_deferred_shift(self.m);
+        let path = self.graph().nodes[i].path.clone();
+        for &(from, to) in uses {
+            self.m.top.replace_uses(from, to);
+        }
+        if let Some((&(r, b, o), parent)) = path.split_last() {
+            let block = crate::propagation::graph::op_at_path_mut(self.m, parent)
+                .regions
+                .get_mut(r)
+                .and_then(|r| r.blocks.get_mut(b));
+            if let Some(block) = block.filter(|bl| o < bl.ops.len()) {
+                block.ops.splice(o..=o, ops);
+            }
+        }
+        if let Some(body) = self.m.body_mut() {
+            for op in symbols {
+                body.insert(0, op);
+            }
+        }
+        self.cache.invalidate();
+    }
+}
+
 /// `sdy.reshard` props.
 pub fn reshard_props(s: TensorSharding) -> Vec<NamedAttr> {
     vec![NamedAttr::new("sharding", Attr::Sharding(s))]
