@@ -12,8 +12,8 @@ use super::ops::{i64_array, Builder};
 use super::shapes::TensorTy;
 use crate::print::attr::attr_to_string;
 use crate::print::ir::{Attr, Block, Module, NamedAttr, Op, Region, Syntax, ValueId};
-use crate::print::sdy::{AxisRef, Mesh, MeshRef, Reduction, TensorSharding};
 use crate::propagation::editor::reshards::axis_size;
+use crate::sharding::{AxisRef, Mesh, MeshRef, Reduction, TensorSharding};
 
 /// Meshes with more devices are not exchanged over (the device tables would be too
 /// large): such ops are replicated instead.
@@ -1241,7 +1241,7 @@ fn sharding(mesh: &str, dims: &[&[&str]]) -> TensorSharding {
     TensorSharding {
         dims: dims
             .iter()
-            .map(|d| crate::print::sdy::DimSharding {
+            .map(|d| crate::sharding::DimSharding {
                 axes: d.iter().map(|a| AxisRef::full(*a)).collect(),
                 open: false,
                 priority: None,
