@@ -13,6 +13,7 @@ use super::shapes::TensorTy;
 use crate::print::attr::attr_to_string;
 use crate::print::ir::{Attr, Block, Module, NamedAttr, Op, Region, Syntax, ValueId};
 use crate::propagation::editor::reshards::axis_size;
+use crate::shape::ceil_div;
 use crate::sharding::{AxisRef, Mesh, MeshRef, Reduction, TensorSharding};
 
 /// Meshes with more devices are not exchanged over (the device tables would be too
@@ -151,6 +152,20 @@ pub struct DataEx {
     pub dims: Vec<DimEx>,
 }
 
+impl DimEx {
+    /// Target shard `t` reads from shard `source` (-1: none) at `offset` up to shard
+    /// `last` (-1: none): how far it reaches left and right.
+    fn record(&mut self, t: i64, source: i64, offset: i64, last: i64) {
+        if source != -1 && source < t {
+            self.left = self.left.max(t - source);
+        }
+        if last != -1 && last > t {
+            self.right = self.right.max(last - t);
+        }
+        self.exchanges.push((source, offset));
+    }
+}
+
 impl DataEx {
     pub fn needs_comm(&self) -> bool {
         self.dims.iter().any(|d| d.needs_comm)
@@ -163,15 +178,9 @@ impl DataEx {
     }
 }
 
-fn div_ceil(a: i64, b: i64) -> i64 {
-    if b <= 0 {
-        return a;
-    }
-    a / b + i64::from(a % b > 0)
-}
-
+/// `n` padded up to a multiple of `k` (shapes here are static, never negative).
 fn padded(n: i64, k: i64) -> i64 {
-    div_ceil(n, k).saturating_mul(k.max(1))
+    ceil_div(n, k).saturating_mul(k.max(1))
 }
 
 /// `getDimExchangeInfo`: target shard `t` reads `footprint` elements from
@@ -205,13 +214,7 @@ pub fn dim_exchange(
         if source != t || (last != -1 && last != t) {
             e.needs_comm = true;
         }
-        if source != -1 && source < t {
-            e.left = e.left.max(t - source);
-        }
-        if last != -1 && last > t {
-            e.right = e.right.max(last - t);
-        }
-        e.exchanges.push((source, offset));
+        e.record(t, source, offset, last);
     }
     if e.left.saturating_add(e.right).saturating_add(1) >= k && (e.left > 1 || e.right > 1) {
         e.usable = false;
@@ -831,7 +834,7 @@ pub fn pad(
         return Outcome::Keep;
     }
     let Some(info) = data_exchange(w.in_s, w.mesh, &w.in_ty.shape, |d, s_in, k| {
-        let s_out = div_ceil(w.out_ty.shape[d], k);
+        let s_out = ceil_div(w.out_ty.shape[d], k);
         let dilation = interior[d].saturating_add(1);
         dim_exchange(k, s_in, s_out, s_out, low[d], 1, dilation, w.in_ty.shape[d])
     }) else {
@@ -892,7 +895,7 @@ pub fn slice(
         return Outcome::Keep;
     }
     let Some(info) = data_exchange(w.in_s, w.mesh, &w.in_ty.shape, |d, s_in, k| {
-        let s_out = div_ceil(w.out_ty.shape[d], k);
+        let s_out = ceil_div(w.out_ty.shape[d], k);
         let low = bounds[d].0.saturating_neg();
         dim_exchange(k, s_in, s_out, s_out, low, 1, 1, w.in_ty.shape[d])
     }) else {
@@ -1123,7 +1126,7 @@ pub fn reshape_dim_exchange(
         stride = stride.saturating_mul(x.out_ty.shape[out_dims[i]]);
     }
     let size = x.in_ty.shape[dim];
-    let tile = div_ceil(size, k);
+    let tile = ceil_div(size, k);
     let start = |s: i64| s.saturating_mul(tile);
     let count = |s: i64| 0.max(tile.min(size.saturating_sub(s.saturating_mul(tile))));
     let mut e =
@@ -1135,7 +1138,7 @@ pub fn reshape_dim_exchange(
             let n = dim_shards(x.out_s, od, x.mesh).max(1);
             let c = rest % n;
             rest /= n;
-            let tile = div_ceil(x.out_ty.shape[od], n);
+            let tile = ceil_div(x.out_ty.shape[od], n);
             first = first.saturating_add(c.saturating_mul(tile).saturating_mul(strides[i]));
         }
         let last_elem = first.saturating_add(s_out).saturating_sub(1);
@@ -1156,13 +1159,7 @@ pub fn reshape_dim_exchange(
         if (source != -1 && source != t) || (last != -1 && last != t) {
             e.needs_comm = true;
         }
-        if source != -1 && source < t {
-            e.left = e.left.max(t - source);
-        }
-        if last != -1 && last > t {
-            e.right = e.right.max(last - t);
-        }
-        e.exchanges.push((source, offset));
+        e.record(t, source, offset, last);
     }
     if e.left > 1 || e.right > 1 {
         e.usable = false;

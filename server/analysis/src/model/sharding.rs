@@ -63,12 +63,8 @@ impl Mesh {
 }
 
 /// A name as written (escapes undecoded) against a decoded one.
-fn written_name_is(written: &str, decoded: &str) -> bool {
-    if written.contains('\\') {
-        unescape(written) == decoded
-    } else {
-        written == decoded
-    }
+fn written_name_is(written: &str, name: &str) -> bool {
+    decoded(written) == name
 }
 
 /// A name as written, decoded.

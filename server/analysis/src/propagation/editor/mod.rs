@@ -192,10 +192,7 @@ pub fn propagate(
     diagnostics: &[Diagnostic],
     strategy: Strategy,
 ) -> ChunkPropagation {
-    match propagate_with(src, chunk, model, diagnostics, strategy, &RunToEnd) {
-        Ok(p) => p,
-        Err(Stopped) => ChunkPropagation::failure(strategy, Vec::new()),
-    }
+    run_to_end(src, chunk, model, diagnostics, strategy, Some(&RunToEnd))
 }
 
 /// [`propagate`], asking `control` at the pause points (between passes and between the
@@ -221,7 +218,19 @@ pub fn propagate_unexplained(
     diagnostics: &[Diagnostic],
     strategy: Strategy,
 ) -> ChunkPropagation {
-    match run_chunk(src, chunk, model, diagnostics, strategy, None) {
+    run_to_end(src, chunk, model, diagnostics, strategy, None)
+}
+
+/// [`run_chunk`] by a caller that never stops it (a stop still ends as a failed run).
+fn run_to_end(
+    src: &str,
+    chunk: &Chunk,
+    model: &Model,
+    diagnostics: &[Diagnostic],
+    strategy: Strategy,
+    control: Option<&dyn Control>,
+) -> ChunkPropagation {
+    match run_chunk(src, chunk, model, diagnostics, strategy, control) {
         Ok(p) => p,
         Err(Stopped) => ChunkPropagation::failure(strategy, Vec::new()),
     }
