@@ -616,10 +616,16 @@ fn replay<'a>(r: &mut Resolver<'a>, m: &'a Model, p: OpId, region: u32, ids: Ran
     let end = m.subtree_end(p).min(ids.end);
     let hi = m.values.partition_point(|v| v.def.op() < end).max(lo);
     let keys: Vec<u64> = r.only.iter().flatten().map(|&(k, _)| k).collect();
-    // Most values are rejected by one bit of their key.
-    let mask = keys.iter().fold(0u64, |m, k| m | 1 << (k & 63));
+    // Most values are rejected by one bit of a 4096-bit filter of the keys (hashed:
+    // a key's low bits are those of the `%` every name starts with).
+    let bit = |k: u64| (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52) as usize;
+    let mut filter = [0u64; 64];
+    for &k in &keys {
+        filter[bit(k) / 64] |= 1 << (bit(k) % 64);
+    }
     for (v, key) in m.group_keys[lo..hi].iter().enumerate().map(|(i, k)| (lo + i, k)) {
-        if *key == 0 || mask & 1 << (key & 63) == 0 || !keys.contains(key) {
+        let b = bit(*key);
+        if filter[b / 64] & 1 << (b % 64) == 0 || *key == 0 || !keys.contains(key) {
             continue;
         }
         let info = &m.values[v];
