@@ -79,6 +79,17 @@ func.func @helper(%arg0: tensor<8xf32>) -> tensor<8xf32> {
 fn inputs() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut out = vec![("builtin".to_string(), BUILTIN.to_string())];
+    // Symbols defined twice (a function, a mesh named like a function: the symbol table
+    // reports them while edits go on inside functions) and ops for several blocks of
+    // the incremental state's facts.
+    let helper = &BUILTIN[BUILTIN.find("func.func @helper").expect("helper")..];
+    let mut clashing = BUILTIN.to_string();
+    for k in 0..8 {
+        clashing.push_str(&helper.replace("@helper", &format!("@helper{k}")));
+    }
+    clashing.push_str(helper);
+    clashing.push_str("sdy.mesh @helper3 = <[\"z\"=2]>\n");
+    out.push(("builtin, symbols twice".to_string(), clashing));
     let mut add_dir = |dir: &Path, every: usize| {
         let Ok(entries) = std::fs::read_dir(dir) else { return };
         let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).collect();

@@ -213,28 +213,25 @@ impl Children {
         self.iter().map(|c| c.to_child()).collect()
     }
 
-    /// The part starting at index `i`, if one does.
-    fn part_starting(&self, i: usize) -> Option<&Part> {
-        let p = self.parts.partition_point(|p| p.first < i);
-        self.parts.get(p).filter(|p| p.first == i)
-    }
-
-    /// The part ending at index `end` (exclusive), if one does.
-    fn part_ending(&self, end: usize) -> Option<&Part> {
-        let p = self.parts.partition_point(|p| p.first < end);
-        p.checked_sub(1).map(|p| &self.parts[p]).filter(|p| p.first + p.kids.len() == end)
-    }
-
     /// How many statements at the start of two lists are the same (same op, same
     /// offset), and how many at the end (same op, offset moved by `delta`), not
     /// overlapping. Parts shared by both lists at the same place are passed over whole.
     pub fn common_ends(&self, other: &Children, delta: i64) -> (usize, usize) {
         let n = self.len.min(other.len);
         let delta = delta as u32;
-        let (starting, ending) = (Children::part_starting, Children::part_ending);
+        // The parts are looked up by cursors that only move one way (a lookup per step
+        // would be a binary search over thousands of parts, per part passed over).
+        let (pa, pb) = (&self.parts, &other.parts);
+        let (mut ia, mut ib) = (0, 0);
         let mut prefix = 0;
         while prefix < n {
-            if let (Some(a), Some(b)) = (starting(self, prefix), starting(other, prefix)) {
+            while pa.get(ia).is_some_and(|p| p.first < prefix) {
+                ia += 1;
+            }
+            while pb.get(ib).is_some_and(|p| p.first < prefix) {
+                ib += 1;
+            }
+            if let (Some(a), Some(b)) = (starting(pa, ia, prefix), starting(pb, ib, prefix)) {
                 let k = a.kids.len();
                 if Arc::ptr_eq(&a.kids, &b.kids) && a.shift == b.shift && prefix + k <= n {
                     prefix += k;
@@ -248,10 +245,18 @@ impl Children {
                 break;
             }
         }
+        // From the end: the last part starting before the end of what is left.
+        let (mut ja, mut jb) = (pa.len(), pb.len());
         let mut suffix = 0;
         while suffix < n - prefix {
             let (ea, eb) = (self.len - suffix, other.len - suffix);
-            if let (Some(a), Some(b)) = (ending(self, ea), ending(other, eb)) {
+            while ja > 0 && pa[ja - 1].first >= ea {
+                ja -= 1;
+            }
+            while jb > 0 && pb[jb - 1].first >= eb {
+                jb -= 1;
+            }
+            if let (Some(a), Some(b)) = (ending(pa, ja, ea), ending(pb, jb, eb)) {
                 let k = a.kids.len();
                 if Arc::ptr_eq(&a.kids, &b.kids)
                     && b.shift == a.shift.wrapping_add(delta)
@@ -270,6 +275,16 @@ impl Children {
         }
         (prefix, suffix)
     }
+}
+
+/// `parts[i]` if it starts at index `first`.
+fn starting(parts: &[Part], i: usize, first: usize) -> Option<&Part> {
+    parts.get(i).filter(|p| p.first == first)
+}
+
+/// `parts[j - 1]` if it ends at index `end` (exclusive).
+fn ending(parts: &[Part], j: usize, end: usize) -> Option<&Part> {
+    j.checked_sub(1).map(|j| &parts[j]).filter(|p| p.first + p.kids.len() == end)
 }
 
 /// `kids` in parts, the first at index `first`.

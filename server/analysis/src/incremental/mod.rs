@@ -27,6 +27,7 @@ use crate::verify::{self, sort_key, step, Ctx, Order, Ordered, Phase};
 use crate::{syntax_diags, ChunkAnalysis};
 use sdy_syntax::tree::Chunk;
 use sdy_syntax::Span;
+use std::sync::Arc;
 
 /// What an analysis keeps to be updated after an edit.
 #[derive(Clone, Debug)]
@@ -49,13 +50,10 @@ pub struct State {
     /// Ops with the `dominance` and `outside_use` facts (see `verify::OpUnit`).
     dominance: Vec<OpId>,
     outside: Vec<OpId>,
-    /// The facts read by each op's checks: `facts[fact_start[op]..fact_start[op + 1]]`.
-    fact_start: Vec<u32>,
-    facts: Vec<Fact>,
-    /// The memory of the previous facts table, reused for the next.
-    spare: (Vec<u32>, Vec<Fact>),
-    /// Per block of [`BLOCK`] ops, a summary of the facts they read (see [`Summary`]).
-    summaries: Vec<Summary>,
+    /// The facts read by each op's checks, per block of [`BLOCK`] ops (by id): an
+    /// update that keeps the ids rebuilds only the blocks of the ops it checked again,
+    /// the others are shared with the previous version.
+    facts: Vec<Arc<FactBlock>>,
     /// Per mesh name, where the text refers to `@name`.
     mesh_refs: Vec<(String, Vec<u32>)>,
     /// Where the text names attributes that may hold shardings in strings (one list per
@@ -159,13 +157,10 @@ fn with_state(model: Model, src: &str, chunk: &Chunk) -> ChunkAnalysis {
         sites,
         module: diff::explicit_module(chunk),
         sdy_alias: diff::has_sdy_alias(&chunk.top),
-        spare: (Vec::new(), Vec::new()),
-        summaries: Vec::new(),
         orders: Vec::new(),
         forward: Vec::new(),
         dominance: Vec::new(),
         outside: Vec::new(),
-        fact_start: Vec::new(),
         facts: Vec::new(),
         mesh_refs: Vec::new(),
         strings: Vec::new(),
@@ -179,9 +174,8 @@ fn with_state(model: Model, src: &str, chunk: &Chunk) -> ChunkAnalysis {
     state.mesh_refs.sort_by(|a, b| a.0.cmp(&b.0));
     state.mesh_refs.dedup_by(|a, b| a.0 == b.0);
     let (units, fact_start, facts) = verify_recorded(&model, src, 0..model.ops.len() as OpId);
-    state.fact_start = fact_start;
-    state.facts = facts;
-    state.summaries = summarize(&state.fact_start, &state.facts, 0..usize::MAX, Vec::new());
+    state.facts = fact_blocks(&fact_start, &facts);
+    drop((fact_start, facts));
     let mut verified = Vec::new();
     for (id, unit) in units {
         state.add_unit(id, unit, &mut verified);
@@ -262,8 +256,8 @@ pub fn sizes(a: &ChunkAnalysis) -> Vec<(&'static str, usize)> {
     ];
     if let Some(s) = &a.state {
         out.extend([
-            ("facts", s.facts.len()),
-            ("spare facts", s.spare.1.capacity()),
+            ("facts", s.facts.iter().map(|b| b.facts.len()).sum()),
+            ("fact blocks", s.facts.len()),
             ("forward uses", s.forward.len()),
             ("error sites", s.sites.len()),
             ("mesh references", s.mesh_refs.iter().map(|(_, v)| v.len()).sum()),
@@ -446,21 +440,19 @@ impl State {
             let (lo, len) = ranges[k];
             id.wrapping_sub(lo) < len || (filter[k] & bit(id) != 0 && changed(f))
         };
-        let n_old = self.fact_start.len().saturating_sub(1) as OpId;
         let mut dirty: Vec<OpId> = p.new_ops.clone().collect();
         let mut redo_old: Vec<OpId> = Vec::new();
-        let (starts, facts) = (&self.fact_start, &self.facts);
         // Only the blocks whose summary may hold a changed fact are read (all of them
         // when too many facts changed to list).
         let changed_list = changed_facts(p, changed_children, &mesh_facts);
-        let block_may_hit = |b: usize| match (&changed_list, self.summaries.get(b)) {
-            (Some(list), Some(summary)) => list.iter().any(|&f| summary.may_hold(f)),
-            _ => true,
+        let block_may_hit = |block: &FactBlock| match &changed_list {
+            Some(list) => list.iter().any(|&f| block.summary.may_hold(f)),
+            None => true,
         };
-        for b in (0..n_old.div_ceil(BLOCK)).filter(|&b| block_may_hit(b as usize)) {
-            for o in b * BLOCK..((b + 1) * BLOCK).min(n_old) {
-                let (s, e) = (starts[o as usize] as usize, starts[o as usize + 1] as usize);
-                if facts[s..e].iter().any(|&f| hit(f)) && !p.old_ops.contains(&o) {
+        for (b, block) in self.facts.iter().enumerate().filter(|(_, blk)| block_may_hit(blk)) {
+            for k in 0..block.len() {
+                let o = b as OpId * BLOCK + k as OpId;
+                if block.of(k).iter().any(|&f| hit(f)) && !p.old_ops.contains(&o) {
                     redo_old.push(o);
                     if let Some(n) = p.op(o) {
                         dirty.push(n);
@@ -556,7 +548,7 @@ impl State {
             start.push(facts.len() as u32);
             (units, start, facts)
         };
-        self.rebuild_facts(model.ops.len(), p, &redo_old, &dirty, &new_start, &new_facts);
+        self.rebuild_facts(model.ops.len(), p, &dirty, &new_start, &new_facts);
         for (id, unit) in units {
             self.add_unit(id, unit, &mut kept);
         }
@@ -588,12 +580,11 @@ impl State {
     }
 
     /// The facts table of the new model: the kept ops' facts with ids moved, the dirty
-    /// ops' new ones.
+    /// ops' new ones. Without moved ids, the blocks without a dirty op are kept.
     fn rebuild_facts(
         &mut self,
         n: usize,
         p: &Patched,
-        redo_old: &[OpId],
         dirty: &[OpId],
         new_start: &[u32],
         new_facts: &[Fact],
@@ -608,9 +599,6 @@ impl State {
             }
         };
         let moved = p.new_ops.end != p.old_ops.end || p.new_values.end != p.old_values.end;
-        let (mut start, mut facts) = std::mem::take(&mut self.spare);
-        start.clear();
-        facts.clear();
         // The old id of kept op `id` (kept ops are outside the replaced range).
         let old_of = |id: OpId| {
             if id < p.new_ops.start {
@@ -619,59 +607,39 @@ impl State {
                 (id as i64 - p.new_ops.end as i64 + p.old_ops.end as i64) as OpId
             }
         };
-        let mut next = 0 as OpId;
-        for (d, &id) in dirty.iter().chain(std::iter::once(&(n as OpId))).enumerate() {
-            // The kept ops before it, in blocks of consecutive old ids (on each side of
-            // the replaced ones).
-            if next < id {
-                let (lo, hi) = (old_of(next), old_of(id - 1) + 1);
-                debug_assert!(redo_old.iter().all(|o| !(lo..hi).contains(o)));
-                let blocks = if lo < p.old_ops.start && hi > p.old_ops.start {
-                    [lo..p.old_ops.start, p.old_ops.end..hi]
-                } else {
-                    [lo..hi, hi..hi]
-                };
-                for block in blocks.into_iter().filter(|b| !b.is_empty()) {
-                    let (s, e) = (
-                        self.fact_start[block.start as usize],
-                        self.fact_start[block.end as usize],
+        let old = std::mem::take(&mut self.facts);
+        let old_facts = |o: OpId| old[(o / BLOCK) as usize].of((o % BLOCK) as usize);
+        let mut out = Vec::with_capacity(n.div_ceil(BLOCK as usize));
+        let mut d = 0;
+        for b in 0..n.div_ceil(BLOCK as usize) {
+            let (lo, hi) = (b as OpId * BLOCK, ((b as OpId + 1) * BLOCK).min(n as OpId));
+            let has_dirty = dirty.get(d).is_some_and(|&x| x < hi);
+            match old.get(b) {
+                Some(kept) if !moved && !has_dirty && kept.len() == (hi - lo) as usize => {
+                    out.push(kept.clone());
+                    continue;
+                }
+                _ => {}
+            }
+            let mut start = Vec::with_capacity((hi - lo) as usize + 1);
+            let mut facts = Vec::new();
+            for id in lo..hi {
+                start.push(facts.len() as u32);
+                if dirty.get(d) == Some(&id) {
+                    facts.extend_from_slice(
+                        &new_facts[new_start[d] as usize..new_start[d + 1] as usize],
                     );
-                    let shift = facts.len() as i64 - s as i64;
-                    let starts = &self.fact_start[block.start as usize..block.end as usize];
-                    start.extend(starts.iter().map(|&x| (x as i64 + shift) as u32));
-                    let old = &self.facts[s as usize..e as usize];
-                    if moved {
-                        facts.extend(old.iter().map(|&f| move_fact(f)));
-                    } else {
-                        facts.extend_from_slice(old);
-                    }
+                    d += 1;
+                } else if moved {
+                    facts.extend(old_facts(old_of(id)).iter().map(|&f| move_fact(f)));
+                } else {
+                    facts.extend_from_slice(old_facts(old_of(id)));
                 }
             }
-            if id == n as OpId {
-                break;
-            }
             start.push(facts.len() as u32);
-            let (s, e) = (new_start[d] as usize, new_start[d + 1] as usize);
-            facts.extend_from_slice(&new_facts[s..e]);
-            next = id + 1;
+            out.push(Arc::new(FactBlock::new(start, facts)));
         }
-        start.push(facts.len() as u32);
-        let old_start = std::mem::replace(&mut self.fact_start, start);
-        let old_facts = std::mem::replace(&mut self.facts, facts);
-        self.spare = (old_start, old_facts);
-        // Summaries of the blocks whose facts changed (all when ids moved).
-        let summaries = std::mem::take(&mut self.summaries);
-        self.summaries = if moved || summaries.len() != n.div_ceil(BLOCK as usize) {
-            summarize(&self.fact_start, &self.facts, 0..usize::MAX, summaries)
-        } else {
-            let mut out = summaries;
-            let mut blocks: Vec<usize> = dirty.iter().map(|&d| (d / BLOCK) as usize).collect();
-            blocks.dedup();
-            for b in blocks {
-                out = summarize(&self.fact_start, &self.facts, b..b + 1, out);
-            }
-            out
-        };
+        self.facts = out;
     }
 
     /// Moves the references to meshes with the text, finds them again in the edited
@@ -724,26 +692,45 @@ impl Summary {
     }
 }
 
-/// `out` with the summaries of the blocks in `blocks` (clamped to the table) made from
-/// the facts table.
-fn summarize(
-    start: &[u32],
-    facts: &[Fact],
-    blocks: std::ops::Range<usize>,
-    mut out: Vec<Summary>,
-) -> Vec<Summary> {
-    let n = start.len().saturating_sub(1);
-    let count = n.div_ceil(BLOCK as usize);
-    out.resize(count, Summary([0; 64]));
-    let last = blocks.end.min(count);
-    for (b, summary) in out.iter_mut().enumerate().take(last).skip(blocks.start) {
-        *summary = Summary([0; 64]);
-        let (lo, hi) = (b * BLOCK as usize, ((b + 1) * BLOCK as usize).min(n));
-        for &f in &facts[start[lo] as usize..start[hi] as usize] {
+/// The facts read by the checks of up to [`BLOCK`] consecutive ops.
+#[derive(Debug)]
+struct FactBlock {
+    /// Op `k`'s facts are `facts[start[k]..start[k + 1]]`.
+    start: Vec<u32>,
+    facts: Vec<Fact>,
+    summary: Summary,
+}
+
+impl FactBlock {
+    fn new(start: Vec<u32>, facts: Vec<Fact>) -> FactBlock {
+        let mut summary = Summary([0; 64]);
+        for &f in &facts {
             summary.add(f);
         }
+        FactBlock { start, facts, summary }
     }
-    out
+    /// How many ops.
+    fn len(&self) -> usize {
+        self.start.len() - 1
+    }
+    /// The facts of the block's op `k`.
+    fn of(&self, k: usize) -> &[Fact] {
+        &self.facts[self.start[k] as usize..self.start[k + 1] as usize]
+    }
+}
+
+/// A flat facts table (op `o`'s facts are `facts[start[o]..start[o + 1]]`) in blocks.
+fn fact_blocks(start: &[u32], facts: &[Fact]) -> Vec<Arc<FactBlock>> {
+    let n = start.len().saturating_sub(1);
+    (0..n.div_ceil(BLOCK as usize))
+        .map(|b| {
+            let (lo, hi) = (b * BLOCK as usize, ((b + 1) * BLOCK as usize).min(n));
+            let base = start[lo];
+            let starts = start[lo..=hi].iter().map(|&s| s - base).collect();
+            let block = facts[base as usize..start[hi] as usize].to_vec();
+            Arc::new(FactBlock::new(starts, block))
+        })
+        .collect()
 }
 
 /// Every fact a patch changed (as `reverify`'s `changed` tells them), or `None` when

@@ -139,6 +139,8 @@ pub struct Model {
     /// Per value, a fingerprint of the name it binds (`build::fingerprint`; 0 for the
     /// values of a group after its first): what a patch looks names up by.
     group_keys: Vec<u64>,
+    /// Whether two top-level ops may define the same symbol (see [`Model::symbol_clash`]).
+    symbol_clash: bool,
     /// The alias lines of the model's text, indexed on the first lookup
     /// ([`Model::loc_alias`]); a patch drops them.
     alias_lines: std::sync::OnceLock<crate::mlir_loc::AliasLines>,
@@ -173,6 +175,12 @@ impl Model {
             _ => None,
         }
     }
+    /// Whether two top-level symbol definitions (meshes, functions) may share a name;
+    /// `false`: they certainly do not (the symbol table has nothing to report).
+    pub fn symbol_clash(&self) -> bool {
+        self.symbol_clash
+    }
+
     pub fn mesh(&self, name: &str) -> Option<&MeshSymbol> {
         track::note(track::symbol(name));
         self.mesh_by_name.get(name).map(|&i| &self.meshes[i])
@@ -344,6 +352,7 @@ impl Model {
                 format!("{:?}", self.redefinitions),
                 format!("{:?}", other.redefinitions),
             ),
+            ("symbol clash", format!("{}", self.symbol_clash), format!("{}", other.symbol_clash)),
             ("children", format!("{:?}", self.child_start), format!("{:?}", other.child_start)),
             ("child list", format!("{:?}", self.child_list), format!("{:?}", other.child_list)),
         ];
@@ -375,9 +384,28 @@ impl Model {
     }
 
     fn index_symbols(&mut self) {
+        self.funcs.clear();
+        self.symbol_clash = false;
+        self.index_meshes(true);
+        for &id in &self.top {
+            let info = &self.ops[id as usize];
+            if let Custom::Func(f) = &info.node.custom {
+                let name = f.sym.text.as_str();
+                self.symbol_clash |= self.mesh_by_name.contains_key(name);
+                if self.funcs.contains_key(name) {
+                    self.symbol_clash = true;
+                } else {
+                    self.funcs.insert(name.to_string(), id);
+                }
+            }
+        }
+    }
+
+    /// The mesh symbols (`clash`: noting a mesh name defined twice; functions are
+    /// checked against them in `index_symbols`).
+    fn index_meshes(&mut self, clash: bool) {
         self.meshes.clear();
         self.mesh_by_name.clear();
-        self.funcs.clear();
         for &id in &self.top {
             let info = &self.ops[id as usize];
             // `sdy.mesh @m = <...>`, or the generic `"sdy.mesh"() <{mesh = ..., sym_name = "m"}>`.
@@ -414,10 +442,10 @@ impl Model {
                     name_span: span.shift(info.start),
                     mesh,
                 });
+                if clash && self.mesh_by_name.contains_key(&name) {
+                    self.symbol_clash = true;
+                }
                 self.mesh_by_name.entry(name).or_insert(idx);
-            }
-            if let Custom::Func(f) = &info.node.custom {
-                self.funcs.entry(f.sym.text.to_string()).or_insert(id);
             }
         }
     }

@@ -488,7 +488,28 @@ impl Model {
         let mut redefinitions = std::mem::take(&mut self.redefinitions);
         redefinitions.sort_unstable_by_key(|&(new, old)| (self.def_time(new), new, old));
         self.redefinitions = redefinitions;
-        self.index_symbols();
+        // An edit inside a top-level op keeps the top-level ops and what they define
+        // (the ops on the path are copies whose own parts are the old ones): the
+        // functions stay (ids moved), the meshes are read again (positions moved).
+        // So does an edit of top-level statements that are no ops (aliases).
+        let headers_kept = match parent {
+            Some(_) => e
+                .path_nodes
+                .first()
+                .zip(old_nodes.first())
+                .is_some_and(|(n, o)| symbol_defined(n) == symbol_defined(o)),
+            None => a == b && n_new == 0,
+        };
+        if headers_kept {
+            if moved_ids {
+                for id in self.funcs.values_mut() {
+                    *id = op_of(*id);
+                }
+            }
+            self.index_meshes(false);
+        } else {
+            self.index_symbols();
+        }
 
         let mut patched = patched;
         patched.old_nodes = old_nodes;
@@ -595,10 +616,16 @@ fn replay<'a>(r: &mut Resolver<'a>, m: &'a Model, p: OpId, region: u32, ids: Ran
     let end = m.subtree_end(p).min(ids.end);
     let hi = m.values.partition_point(|v| v.def.op() < end).max(lo);
     let keys: Vec<u64> = r.only.iter().flatten().map(|&(k, _)| k).collect();
-    // Most values are rejected by one bit of their key.
-    let mask = keys.iter().fold(0u64, |m, k| m | 1 << (k & 63));
+    // Most values are rejected by one bit of a 4096-bit filter of the keys (hashed:
+    // a key's low bits are those of the `%` every name starts with).
+    let bit = |k: u64| (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52) as usize;
+    let mut filter = [0u64; 64];
+    for &k in &keys {
+        filter[bit(k) / 64] |= 1 << (bit(k) % 64);
+    }
     for (v, key) in m.group_keys[lo..hi].iter().enumerate().map(|(i, k)| (lo + i, k)) {
-        if *key == 0 || mask & 1 << (key & 63) == 0 || !keys.contains(key) {
+        let b = bit(*key);
+        if filter[b / 64] & 1 << (b % 64) == 0 || *key == 0 || !keys.contains(key) {
             continue;
         }
         let info = &m.values[v];
@@ -608,6 +635,15 @@ fn replay<'a>(r: &mut Resolver<'a>, m: &'a Model, p: OpId, region: u32, ids: Ran
         if o.parent == Some(p) && o.region == region && ids.contains(&op) {
             r.bind(group, v as ValueId);
         }
+    }
+}
+
+/// The symbol a top-level op defines, and its kind.
+fn symbol_defined(op: &sdy_syntax::tree::Op) -> Option<(bool, &str)> {
+    match &op.custom {
+        sdy_syntax::tree::Custom::Func(f) => Some((true, f.sym.text.as_str())),
+        sdy_syntax::tree::Custom::Mesh { sym } => Some((false, sym.text.as_str())),
+        _ => None,
     }
 }
 

@@ -33,6 +33,10 @@ fn symbol_of<'m>(cx: &Ctx<'m>, id: OpId) -> Option<(&'m str, Span)> {
 
 /// Symbols defined twice in the module: at each redefinition, a note at the first.
 pub fn symbol_redefinitions(cx: &Ctx) -> Vec<(OpId, Violation)> {
+    // Known without a pass over the module's thousands of functions (per keystroke).
+    if !cx.model.symbol_clash() {
+        return Vec::new();
+    }
     let mut first: HashMap<&str, OpId> = HashMap::new();
     let mut out = Vec::new();
     for &id in &cx.model.top {

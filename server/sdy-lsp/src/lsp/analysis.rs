@@ -13,6 +13,7 @@
 //! analysis updated incrementally (`sdy_analysis::ChunkAnalysis::update`), equal to a
 //! fresh analysis.
 
+use super::documents::EditLog;
 use super::position::{LineIndex, PositionEncoding, Text};
 use ropey::Rope;
 use sdy_analysis::ide::hover::Snapshot;
@@ -38,21 +39,26 @@ pub struct ChunkResult {
     /// Which of `top` is the explicit `module`, found on first use (a scan of the
     /// top-level statements: tens of thousands of `#loc` aliases in real exports).
     module: OnceLock<Option<usize>>,
-    /// The document version `src` was taken from and the chunk's place in it: the next
-    /// version shares its unchanged pieces, so an update compares only the others.
-    origin: Option<(Rope, Span)>,
+    /// The document version `src` was taken from, the chunk's place in it and the
+    /// version's mark in the document's [`EditLog`]: an update finds what changed since
+    /// in the log, or compares the texts where the next version does not share pieces.
+    origin: Option<(Rope, Span, u64)>,
 }
 
 impl ChunkResult {
     /// Analyses `chunk` of `rope`.
     pub fn compute(rope: &Rope, chunk: &Chunk, test_hooks: bool) -> ChunkResult {
-        ChunkResult::with_text(chunk_text(rope, chunk), chunk, test_hooks)
-            .taken_from(rope, chunk.span)
+        ChunkResult::with_text(chunk_text(rope, chunk), chunk, test_hooks).taken_from(
+            rope,
+            chunk.span,
+            u64::MAX,
+        )
     }
 
-    /// Notes that the text is `span` of `rope` (see `origin`).
-    pub fn taken_from(mut self, rope: &Rope, span: Span) -> ChunkResult {
-        self.origin = Some((rope.clone(), span));
+    /// Notes that the text is `span` of `rope`, at `mark` of the document's edit log
+    /// (`u64::MAX`: unknown) (see `origin`).
+    pub fn taken_from(mut self, rope: &Rope, span: Span, mark: u64) -> ChunkResult {
+        self.origin = Some((rope.clone(), span, mark));
         self
     }
 
@@ -81,7 +87,7 @@ impl ChunkResult {
         ChunkResult::new(src, analysis, None)
     }
 
-    fn new(src: String, analysis: ChunkAnalysis, origin: Option<(Rope, Span)>) -> ChunkResult {
+    fn new(src: String, analysis: ChunkAnalysis, origin: Option<(Rope, Span, u64)>) -> ChunkResult {
         let (index, module) = (OnceLock::new(), OnceLock::new());
         ChunkResult { src: Arc::new(src), analysis, index, module, origin }
     }
@@ -92,16 +98,19 @@ impl ChunkResult {
         self.analysis = analysis.with_incremental_state(&self.src, &relative(chunk));
     }
 
-    /// The analysis of `chunk` of `rope` from `base`, the analysis of an earlier version
-    /// of it: the text patched where the trees differ, the analysis updated. Also what it
-    /// replaced, to free off the hot path. The analysis keeps `chunk`'s tree (taken, not
-    /// copied: a real export has tens of thousands of top-level statements).
+    /// The analysis of `chunk` of `rope` (`log`: the document's edits up to it) from
+    /// `base`, the analysis of an earlier version of it: the text patched where the trees
+    /// differ, the analysis updated. Also what it replaced, to free off the hot path. The
+    /// analysis keeps `chunk`'s tree (taken, not copied: a real export has tens of
+    /// thousands of top-level statements).
     pub fn update(
         base: Arc<ChunkResult>,
         rope: &Rope,
+        log: &EditLog,
         chunk: Chunk,
         test_hooks: bool,
     ) -> (ChunkResult, UpdateStats, Garbage) {
+        let mark = log.count();
         // Unless a request still holds it, the base is taken over, not copied.
         let (src, analysis, origin) = match Arc::try_unwrap(base) {
             Ok(b) => (b.src, b.analysis, b.origin),
@@ -119,12 +128,16 @@ impl ChunkResult {
                 src.replace_range(from as usize..to as usize, &piece);
                 // The trees tell where statements changed, not where the text between
                 // them did: edits analysed at once can change whitespace or a comment
-                // elsewhere and keep its length. The text is compared (with the version
-                // the base was taken from by the rope pieces the edits copied, else in
-                // full), and such an update is done afresh.
+                // elsewhere and keep its length. The edit log tells (else the text is
+                // compared: with the version the base was taken from by the rope pieces
+                // the edits copied, else in full), and such an update is done afresh.
                 let same = match &origin {
-                    Some((old, old_span)) => {
-                        same_outside(old, *old_span, rope, span, from, new_to as u32)
+                    Some((old, old_span, old_mark)) => {
+                        let logged = log.changed_since(*old_mark).is_some_and(|(dirty, total)| {
+                            edits_inside(dirty, total, *old_span, span, from, new_to as u32)
+                        });
+                        // (Edits in other chunks too: the texts tell.)
+                        logged || same_outside(old, *old_span, rope, span, from, new_to as u32)
                     }
                     None => same_text(&src, rope, span),
                 };
@@ -137,7 +150,8 @@ impl ChunkResult {
                     };
                     let text = span_text(rope, span);
                     return (
-                        ChunkResult::with_text(text, &relative, test_hooks).taken_from(rope, span),
+                        ChunkResult::with_text(text, &relative, test_hooks)
+                            .taken_from(rope, span, mark),
                         stats,
                         Garbage::default(),
                     );
@@ -152,7 +166,7 @@ impl ChunkResult {
         // The analysis keeps the tree (the identity of the analysed text).
         let (mut analysis, stats) = analysis.update_owned(&src, relative);
         let garbage = analysis.take_garbage();
-        (ChunkResult::new(src, analysis, Some((rope.clone(), span))), stats, garbage)
+        (ChunkResult::new(src, analysis, Some((rope.clone(), span, mark))), stats, garbage)
     }
 
     /// Whether this result can serve as the base for `chunk`'s: it shares a statement at
@@ -311,6 +325,25 @@ fn same_outside(
             old.byte_slice(old_span.end as usize - tail..old_span.end as usize),
             new.byte_slice(new_span.end as usize - tail..new_span.end as usize),
         )
+}
+
+/// Whether edits that wrote only inside `dirty` (absolute, in the new text; `None`:
+/// no edit) and changed the length by `total` left the text of `new_span` the same as
+/// that of `old_span` outside the chunk-relative edit (the new text `[from, new_to)`).
+fn edits_inside(
+    dirty: Option<(u64, u64)>,
+    total: i64,
+    old_span: Span,
+    new_span: Span,
+    from: u32,
+    new_to: u32,
+) -> bool {
+    // The text before the edit stays in place, the text after it moves by `total`.
+    let (n, from, new_to) = (new_span.start as u64, from as u64, new_to as u64);
+    let placed = old_span.start == new_span.start
+        && old_span.end as i64 + total == new_span.end as i64
+        && new_to <= new_span.len() as u64;
+    placed && dirty.is_none_or(|(lo, hi)| n + from <= lo && hi <= n + new_to)
 }
 
 /// Whether two rope slices hold the same bytes (pieces at the same address do).

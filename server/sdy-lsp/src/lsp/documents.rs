@@ -10,7 +10,7 @@ use super::position::{LineIndex, PositionEncoding, Text};
 use ropey::Rope;
 use sdy_syntax::document::Document;
 use sdy_syntax::tree::Chunk;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -37,6 +37,68 @@ pub struct OpenDocument {
     pub opened: Option<String>,
     /// The newest analysis, for requests to wait on.
     pub analyzed: watch::Sender<AnalyzedSlot>,
+    /// The edits applied to the text (shared with the worker's snapshots).
+    pub log: Arc<EditLog>,
+}
+
+/// The newest edits applied to a document's text, so that the worker can tell what
+/// changed between two revisions without comparing their texts (100 MB in a big export).
+#[derive(Clone, Debug, Default)]
+pub struct EditLog {
+    /// The count of the first edit kept.
+    first: u64,
+    /// Per edit, in the text it applied to: start, old end, new length (bytes).
+    edits: VecDeque<(u32, u32, u32)>,
+}
+
+impl EditLog {
+    /// Edits kept (older revisions are compared by their text).
+    const KEEP: usize = 1024;
+
+    /// How many edits the text has seen: a revision's mark.
+    pub fn count(&self) -> u64 {
+        self.first + self.edits.len() as u64
+    }
+
+    fn push(&mut self, start: usize, end: usize, new_len: usize) {
+        if self.edits.len() == EditLog::KEEP {
+            self.edits.pop_front();
+            self.first += 1;
+        }
+        self.edits.push_back((start as u32, end as u32, new_len as u32));
+    }
+
+    /// Forgets the edits: the text was replaced whole (revisions before are unknown).
+    fn reset(&mut self) {
+        self.first = self.count() + 1;
+        self.edits.clear();
+    }
+
+    /// What the edits after mark `since` changed, in the current text: the range that
+    /// holds every byte they wrote (`None`: none) and the change of length; `None` when
+    /// the log does not reach back that far.
+    pub fn changed_since(&self, since: u64) -> Option<(Option<(u64, u64)>, i64)> {
+        let skip = since.checked_sub(self.first)?;
+        if since > self.count() {
+            return None;
+        }
+        let mut dirty: Option<(u64, u64)> = None;
+        let mut total = 0i64;
+        for &(s, e, n) in self.edits.iter().skip(skip as usize) {
+            let (s, e, n) = (s as u64, e as u64, n as u64);
+            let delta = n as i64 - (e - s) as i64;
+            total += delta;
+            let moved = |p: u64| (p as i64 + delta) as u64;
+            dirty = Some(match dirty {
+                None => (s, s + n),
+                // One range holds both: from the first start to the last end (the old
+                // range's end moves with the edit unless the edit comes after it).
+                Some((lo, hi)) if s > hi => (lo, s + n),
+                Some((lo, hi)) => (lo.min(s), moved(hi.max(e))),
+            });
+        }
+        Some((dirty, total))
+    }
 }
 
 /// What the worker needs to analyse a revision.
@@ -47,6 +109,8 @@ pub struct Job {
     pub version: i32,
     pub current_rev: Arc<AtomicU64>,
     pub rope: Rope,
+    /// The document's edits up to this revision.
+    pub log: Arc<EditLog>,
     pub lines: Arc<LineIndex>,
     pub chunks: Vec<Chunk>,
     pub cache: Vec<Arc<ChunkResult>>,
@@ -104,6 +168,7 @@ impl Documents {
             cache: Vec::new(),
             opened: Some(text),
             analyzed,
+            log: Arc::new(EditLog::default()),
         };
         self.lock().insert(uri, entry);
     }
@@ -128,12 +193,14 @@ impl Documents {
         let mut recovered = None;
         for change in changes {
             let Some(range) = change.range else {
+                Arc::make_mut(&mut entry.log).reset();
                 entry.doc = Document::new(&change.text, true);
                 entry.lines = Arc::new(LineIndex::new(&change.text));
                 continue;
             };
             let span = Text::new(entry.doc.text(), &entry.lines, encoding).span(range);
             let (start, end) = (span.start as usize, span.end as usize);
+            Arc::make_mut(&mut entry.log).push(start, end, change.text.len());
             // The range is clamped to the text and to char boundaries, so the rope edit
             // inside cannot fail; a panic can only come from updating the tree, after it.
             let applied = catch_unwind(AssertUnwindSafe(|| {
@@ -175,6 +242,7 @@ impl Documents {
             version: e.version,
             current_rev: e.rev.clone(),
             rope: e.doc.text().clone(),
+            log: e.log.clone(),
             lines: e.lines.clone(),
             chunks: e.doc.chunks().to_vec(),
             cache: std::mem::take(&mut e.cache),
@@ -228,5 +296,55 @@ impl Documents {
     /// Whether `rev` is the current revision of the open document `uri`.
     pub fn is_current(&self, uri: &Url, rev: u64) -> bool {
         self.lock().get(uri).is_some_and(|e| e.rev.load(Ordering::SeqCst) == rev)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EditLog;
+
+    /// The range the log reports holds every byte the edits wrote: the text outside it
+    /// is the old text, in place before it and moved by the change of length after it.
+    #[test]
+    fn the_log_bounds_what_edits_changed() {
+        let mut seed = 11u64;
+        let mut rnd = |m: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % m.max(1) as u64) as usize
+        };
+        for round in 0..300 {
+            let old: Vec<u8> = (0..200).map(|i| (i % 251) as u8).collect();
+            let mut text = old.clone();
+            let mut log = EditLog::default();
+            // Some edits before the mark, which the range must not include.
+            for _ in 0..rnd(3) {
+                let s = rnd(text.len());
+                log.push(s, s, 0);
+            }
+            let mark = log.count();
+            for _ in 0..1 + rnd(5) {
+                let s = rnd(text.len() + 1);
+                let e = s + rnd(text.len() - s + 1).min(4);
+                let n = rnd(4);
+                let new: Vec<u8> = (0..n).map(|_| 250u8).collect();
+                text.splice(s..e, new);
+                log.push(s, e, n);
+            }
+            let (dirty, total) = log.changed_since(mark).expect("logged");
+            assert_eq!(text.len() as i64, old.len() as i64 + total, "round {round}");
+            let (lo, hi) = dirty.expect("edits");
+            let (lo, hi) = (lo as usize, hi as usize);
+            assert_eq!(text[..lo], old[..lo], "round {round}");
+            let old_hi = (hi as i64 - total) as usize;
+            assert_eq!(text[hi..], old[old_hi..], "round {round}");
+        }
+        let mut log = EditLog::default();
+        log.push(0, 0, 1);
+        let mark = log.count();
+        log.reset();
+        assert!(log.changed_since(mark).is_none());
+        assert_eq!(log.changed_since(log.count()), Some((None, 0)));
     }
 }

@@ -44,11 +44,42 @@ impl PositionEncoding {
 }
 
 /// Byte offsets of line starts, lines split as LSP splits them.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Kept in shared parts with an offset shift each (like the syntax tree's statement
+/// lists): the document and its analysed revisions share one index, so an edit copies
+/// the part headers and the parts it touches, not a million line starts, and moves the
+/// lines after it by one number per part.
+#[derive(Clone, Debug)]
 pub struct LineIndex {
-    /// `starts[0] == 0`; sorted.
-    starts: Vec<u32>,
+    parts: Vec<LinePart>,
+    len: usize,
 }
+
+#[derive(Clone, Debug)]
+struct LinePart {
+    /// The index of its first line.
+    first: usize,
+    /// Added (wrapping) to the starts it stores.
+    shift: u32,
+    starts: std::sync::Arc<[u32]>,
+}
+
+/// Line starts per part (a rebuilt part holds up to twice as many).
+const PART: usize = if cfg!(test) { 4 } else { 1024 };
+
+impl LinePart {
+    fn at(&self, k: usize) -> u32 {
+        self.starts[k].wrapping_add(self.shift)
+    }
+}
+
+impl PartialEq for LineIndex {
+    fn eq(&self, other: &LineIndex) -> bool {
+        self.starts() == other.starts()
+    }
+}
+
+impl Eq for LineIndex {}
 
 impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
@@ -60,7 +91,46 @@ impl LineIndex {
                 starts.push(i as u32 + 1);
             }
         }
-        LineIndex { starts }
+        LineIndex::from_starts(starts)
+    }
+
+    fn from_starts(starts: Vec<u32>) -> LineIndex {
+        LineIndex { len: starts.len(), parts: chop(&starts, 0) }
+    }
+
+    /// Every line start (for tests).
+    fn starts(&self) -> Vec<u32> {
+        self.parts.iter().flat_map(|p| (0..p.starts.len()).map(|k| p.at(k))).collect()
+    }
+
+    /// The start of line `line`.
+    pub fn start(&self, line: usize) -> Option<u32> {
+        if line >= self.len {
+            return None;
+        }
+        let p = &self.parts[self.part_of(line)];
+        Some(p.at(line - p.first))
+    }
+
+    /// The part holding line `i` (`i < len`).
+    fn part_of(&self, i: usize) -> usize {
+        self.parts.partition_point(|p| p.first <= i) - 1
+    }
+
+    /// Like `slice::partition_point` over the line starts.
+    fn partition_point(&self, pred: impl Fn(u32) -> bool) -> usize {
+        let p = self.parts.partition_point(|p| pred(p.at(0)));
+        let Some(part) = p.checked_sub(1).map(|p| &self.parts[p]) else { return 0 };
+        let (mut lo, mut hi) = (1, part.starts.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if pred(part.at(mid)) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        part.first + lo
     }
 
     /// Builds the index from a rope (its chunks, without copying the text).
@@ -93,16 +163,16 @@ impl LineIndex {
         if pending_cr {
             starts.push(base as u32);
         }
-        LineIndex { starts }
+        LineIndex::from_starts(starts)
     }
 
     pub fn line_count(&self) -> usize {
-        self.starts.len()
+        self.len
     }
 
     /// The 0-based line holding `offset`.
     pub fn line_of(&self, offset: u32) -> usize {
-        self.starts.partition_point(|&s| s <= offset) - 1
+        self.partition_point(|s| s <= offset) - 1
     }
 
     /// Updates the index after `old_start..old_end` was replaced by `inserted`; `rope` is
@@ -137,13 +207,47 @@ impl LineIndex {
                 fresh.push(p as u32);
             }
         }
-        let lo = self.starts.partition_point(|&s| (s as usize) < a).max(1);
-        let hi = self.starts.partition_point(|&s| s as usize <= old_end).max(lo);
-        for s in &mut self.starts[hi..] {
+        let lo = self.partition_point(|s| (s as usize) < a).max(1);
+        let hi = self.partition_point(|s| s as usize <= old_end).max(lo);
+        // The parts from the one of `lo` to the one of `hi` are rebuilt (starts from
+        // `hi` on moved, `lo..hi` replaced); the later ones move by their shift.
+        let last = self.len - 1;
+        let (p0, p1) = (self.part_of(lo.min(last)), self.part_of(hi.min(last)));
+        let base = self.parts[p0].first;
+        let mut starts: Vec<u32> = Vec::new();
+        for p in &self.parts[p0..=p1] {
+            starts.extend((0..p.starts.len()).map(|k| p.at(k)));
+        }
+        for s in &mut starts[hi - base..] {
             *s = (*s as i64 + delta) as u32;
         }
-        self.starts.splice(lo..hi, fresh);
+        let (removed, added) = (hi - lo, fresh.len());
+        starts.splice(lo - base..hi - base, fresh);
+        let pieces = chop(&starts, base);
+        let n = pieces.len();
+        self.parts.splice(p0..=p1, pieces);
+        for p in &mut self.parts[p0 + n..] {
+            p.first = p.first + added - removed;
+            p.shift = p.shift.wrapping_add(delta as u32);
+        }
+        self.len = self.len + added - removed;
     }
+}
+
+/// `starts` in parts, the first holding line `first`.
+fn chop(starts: &[u32], first: usize) -> Vec<LinePart> {
+    if starts.is_empty() {
+        return Vec::new();
+    }
+    if starts.len() <= 2 * PART {
+        let starts = starts.into();
+        return vec![LinePart { first, shift: 0, starts }];
+    }
+    starts
+        .chunks(PART)
+        .enumerate()
+        .map(|(i, c)| LinePart { first: first + i * PART, shift: 0, starts: c.into() })
+        .collect()
 }
 
 /// A text with its line index, in one position encoding: converts both ways.
@@ -170,9 +274,9 @@ impl<'a> Text<'a> {
 
     /// Where line `line`'s content ends: before its line break.
     fn line_end(&self, line: usize) -> u32 {
-        match self.lines.starts.get(line + 1) {
+        match self.lines.start(line + 1) {
             None => self.len(),
-            Some(&next) => {
+            Some(next) => {
                 let crlf = next >= 2
                     && self.rope.byte(next as usize - 1) == b'\n'
                     && self.rope.byte(next as usize - 2) == b'\r';
@@ -186,7 +290,7 @@ impl<'a> Text<'a> {
     /// inside a character (a UTF-16 surrogate pair, a UTF-8 sequence) to its start.
     pub fn offset(&self, pos: Position) -> u32 {
         let line = pos.line as usize;
-        let Some(&start) = self.lines.starts.get(line) else { return self.len() };
+        let Some(start) = self.lines.start(line) else { return self.len() };
         let end = self.line_end(line);
         match self.encoding {
             PositionEncoding::Utf8 => {
@@ -206,7 +310,7 @@ impl<'a> Text<'a> {
     pub fn position(&self, offset: u32) -> Position {
         let offset = offset.min(self.len());
         let line = self.lines.line_of(offset);
-        let start = self.lines.starts[line];
+        let start = self.lines.start(line).unwrap_or(0);
         let character = match self.encoding {
             PositionEncoding::Utf8 => offset - start,
             PositionEncoding::Utf16 => (self.utf16_at(offset) - self.utf16_at(start)) as u32,
@@ -278,7 +382,7 @@ mod tests {
         // \r\n, \r and \n break lines; U+2028 and U+0085 do not (the rope's lines do).
         let text = "a\r\nb\rc\nd\u{2028}e\u{85}f";
         let lines = LineIndex::new(text);
-        assert_eq!(lines.starts, vec![0, 3, 5, 7]);
+        assert_eq!(lines.starts(), vec![0, 3, 5, 7]);
         let rope = Rope::from_str(text);
         assert_eq!(LineIndex::from_rope(&rope), lines);
         let t = Text::new(&rope, &lines, PositionEncoding::Utf16);

@@ -195,7 +195,7 @@ fn run(cx: &WorkerCtx, mut job: Job) {
                 let r = guard(&what, &cx.out, || match (base, owned) {
                     (Some(base), Some(owned)) => {
                         let (r, stats, old) =
-                            ChunkResult::update(base, &job.rope, owned, cx.test_hooks);
+                            ChunkResult::update(base, &job.rope, &job.log, owned, cx.test_hooks);
                         garbage.push(old);
                         UPDATES[stats.fresh.is_some() as usize].fetch_add(1, Ordering::Relaxed);
                         how.push(match stats.fresh {
@@ -214,8 +214,11 @@ fn run(cx: &WorkerCtx, mut job: Job) {
                             _ => chunk_text(&job.rope, chunk),
                         };
                         quick.push(chunks.len());
-                        ChunkResult::quick(text, chunk, cx.test_hooks)
-                            .taken_from(&job.rope, chunk.span)
+                        ChunkResult::quick(text, chunk, cx.test_hooks).taken_from(
+                            &job.rope,
+                            chunk.span,
+                            job.log.count(),
+                        )
                     }
                 });
                 r.ok().map(Arc::new)
