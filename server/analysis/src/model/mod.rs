@@ -15,7 +15,7 @@ pub mod track;
 
 use sdy_syntax::tree::{Custom, Op, SigForm, Str, Type};
 use sdy_syntax::Span;
-use sharding::Mesh;
+use sharding::SpannedMesh;
 use smallvec::SmallVec;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -110,7 +110,7 @@ pub struct MeshSymbol {
     pub op: OpId,
     /// Absolute span of `@name` in `sdy.mesh @name`.
     pub name_span: Span,
-    pub mesh: Option<Mesh>,
+    pub mesh: Option<SpannedMesh>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -400,7 +400,7 @@ impl Model {
                         match &v.kind {
                             sdy_syntax::tree::AttrKind::Sdy(s) => match &**s {
                                 sdy_syntax::sdy::SdyAttr::Mesh(m) => {
-                                    Some(Mesh::from_ast(m, info.start))
+                                    Some(SpannedMesh::from_ast(m, info.start))
                                 }
                                 _ => None,
                             },
