@@ -199,4 +199,25 @@ func.func @f(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{"x\22q":(1)2,
         assert_eq!(s.replicated_spans()[0].text(text), r#""c\\d""#);
         assert!(s.unreduced_spans().is_empty());
     }
+
+    /// Names compare decoded, whatever escapes they were written with, and messages
+    /// print them as Shardy does (checked against the oracle).
+    #[test]
+    fn names_compare_decoded() {
+        let check = |text: &str| {
+            let chunk = &crate::parse_chunks(text, false)[0];
+            let a = crate::analyze_chunk(text, chunk);
+            a.diagnostics.iter().map(|d| d.message.clone()).collect::<Vec<_>>()
+        };
+        let text = |axes: &str| {
+            format!(
+                "sdy.mesh @m = <[\"a\\22b\"=2]>\nfunc.func @f(%a: tensor<8xf32> \
+                 {{sdy.sharding = #sdy.sharding<@m, [{{{axes}}}]>}}) {{\n  return\n}}\n"
+            )
+        };
+        let duplicate = check(&text(r#""a\"b", "a\22b""#));
+        assert!(duplicate[0].ends_with(r#"duplicate axis ref: "a\22b""#), "{duplicate:?}");
+        let unknown = check(&text(r#""x\22y""#));
+        assert!(unknown[0].ends_with(r#"unknown axis name: "x"y""#), "{unknown:?}");
+    }
 }
