@@ -64,7 +64,8 @@ fn pspec(mesh: &Mesh, s: &TensorSharding) -> Result<String, String> {
     jax::partition_spec(s).map(|p| p.text)
 }
 
-/// The per-device shape: each dimension divided by its number of shards, rounded up.
+/// The per-device shape of a value of type `ty` ([`crate::sharding::local_shape`] with
+/// dynamic dimensions kept).
 pub fn local_shape(mesh: &Mesh, s: &TensorSharding, ty: &Type) -> Option<Vec<Dim>> {
     let dims = ty.shape()?;
     if dims.len() != s.dims.len() {
@@ -73,15 +74,11 @@ pub fn local_shape(mesh: &Mesh, s: &TensorSharding, ty: &Type) -> Option<Vec<Dim
     if mesh.axes.is_empty() {
         return Some(dims.to_vec());
     }
-    let counts = devices::shard_counts(mesh, s);
-    dims.iter()
-        .zip(counts)
-        .map(|(d, c)| match (d, c) {
-            (Dim::Static(n), Some(c)) if c >= 1 => Some(Dim::Static(ceil_div(*n, c))),
-            (Dim::Dynamic, Some(_)) => Some(Dim::Dynamic),
-            _ => None,
-        })
-        .collect()
+    let local = |d: &Dim, ds: &crate::sharding::DimSharding| match d {
+        Dim::Static(n) => ds.local_size(*n, mesh).map(Dim::Static),
+        Dim::Dynamic => ds.shard_count(mesh).map(|_| Dim::Dynamic),
+    };
+    dims.iter().zip(&s.dims).map(|(d, ds)| local(d, ds)).collect()
 }
 
 /// The full explanation of a sharding.

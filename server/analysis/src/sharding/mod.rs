@@ -4,7 +4,7 @@
 //! the axis algebra of `AxisRefAttr` in [`axis`]. The semantic model keeps these values
 //! with their spans beside them (`model::sharding`).
 
-pub mod axis;
+pub(crate) mod axis;
 
 use sdy_syntax::escape::{symbol_ref, unescape, write_escaped};
 use sdy_syntax::sdy::{AxisRefAst, MeshAst, MeshRefAst, ShardingAst};
@@ -68,6 +68,32 @@ impl fmt::Display for DimSharding {
         }
         Ok(())
     }
+}
+
+impl DimSharding {
+    /// The number of shards: the product of the axes' sizes; `None` when an axis is not
+    /// in `mesh`, or the product overflows or is below 1.
+    pub fn shard_count(&self, mesh: &Mesh) -> Option<i64> {
+        let n = self.axes.iter().try_fold(1i64, |acc, a| {
+            let full = mesh.axis(&a.name)?.1;
+            acc.checked_mul(a.sub.map_or(full, |(_, k)| k))
+        })?;
+        (n >= 1).then_some(n)
+    }
+    /// The per-device size of a dimension of `size` elements: divided by the number of
+    /// shards, rounded up (devices hold padded shards).
+    pub fn local_size(&self, size: i64, mesh: &Mesh) -> Option<i64> {
+        Some(crate::shape::ceil_div(size, self.shard_count(mesh)?))
+    }
+}
+
+/// The per-device shape of `dims` under `s` (see [`DimSharding::local_size`]); `None`
+/// when the ranks differ or a dimension's number of shards is unknown.
+pub fn local_shape(dims: &[i64], s: &TensorSharding, mesh: &Mesh) -> Option<Vec<i64>> {
+    if s.dims.len() != dims.len() {
+        return None;
+    }
+    dims.iter().zip(&s.dims).map(|(&d, ds)| ds.local_size(d, mesh)).collect()
 }
 
 /// The body of a mesh: `<["a"=2, "b"=4], device_ids=[...]>`.
