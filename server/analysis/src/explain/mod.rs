@@ -4,16 +4,16 @@
 //! Entry point: [`at`]. Pure: byte offsets in, plain data out.
 
 mod axis;
-pub mod devices;
-pub mod gspmd;
-pub mod jax;
-pub mod layout;
+pub(crate) mod devices;
+pub(crate) mod gspmd;
+pub(crate) mod jax;
+pub(crate) mod layout;
 pub mod locate;
 mod mesh;
 pub mod plain;
 mod rule;
-pub mod sharding;
-pub mod site;
+pub(crate) mod sharding;
+pub(crate) mod site;
 pub mod source;
 mod tables;
 #[cfg(test)]

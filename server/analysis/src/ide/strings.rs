@@ -15,7 +15,7 @@
 //! hovers (the explanation `explain` gives a written sharding) and definitions.
 
 mod check;
-pub mod escape;
+pub(crate) mod escape;
 mod explain;
 pub mod gspmd;
 mod gspmd_hover;
