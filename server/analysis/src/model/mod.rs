@@ -145,12 +145,15 @@ pub struct Model {
 }
 
 impl Model {
-    // The accessors note what they read (see `track`).
+    // The accessors note what they read (see `track`). Inlined: the verifier calls them
+    // per fact, and whether they inline otherwise depends on how codegen units split.
 
+    #[inline]
     pub fn op(&self, id: OpId) -> &OpInfo {
         track::note(track::OP | id);
         &self.ops[id as usize]
     }
+    #[inline]
     pub fn value(&self, id: ValueId) -> &ValueInfo {
         track::note(track::VALUE | id);
         &self.values[id as usize]
