@@ -6,7 +6,7 @@
 //! over the model's ops (sorted by start, see [`Index`]), then only that op's own names,
 //! operands and attributes are looked at.
 
-pub mod occurrences;
+pub(crate) mod occurrences;
 
 use crate::model::{Model, OpId, ValueDef, ValueId};
 use occurrences::{list_meshes, op_occurrences, AxisScope, Occurrence};

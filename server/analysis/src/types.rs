@@ -39,30 +39,31 @@ pub fn read_tensor(ty: &str) -> Option<TensorText<'_>> {
     }
     let mut dims = Vec::new();
     let mut rest = inner;
-    loop {
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits > 0 && rest.as_bytes().get(digits) == Some(&b'x') {
-            dims.push(rest[..digits].parse::<i64>().ok());
-            rest = &rest[digits + 1..];
-        } else if let Some(after) = rest.strip_prefix("?x") {
-            dims.push(None);
-            rest = after;
-        } else {
-            break;
-        }
+    while let Some((dim, after)) = first_dim(rest) {
+        dims.push(dim);
+        rest = after;
     }
     Some(TensorText { dims: Some(dims), rest })
 }
 
+/// The dimension `rest` starts with (`8x`: `Some(8)`, `?x` or past `i64`: `None`) and
+/// the text after it; `None` when it starts with no dimension.
+fn first_dim(rest: &str) -> Option<(Option<i64>, &str)> {
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 && rest.as_bytes().get(digits) == Some(&b'x') {
+        Some((rest[..digits].parse::<i64>().ok(), &rest[digits + 1..]))
+    } else {
+        rest.strip_prefix("?x").map(|after| (None, after))
+    }
+}
+
 /// Whether `ty` is a rank-0 tensor (`tensor<f32>`), read no further than its first
-/// dimension.
+/// dimension (no allocation).
 pub fn is_rank0_tensor(ty: &str) -> bool {
     let Some(inner) = ty.strip_prefix("tensor<").and_then(|r| r.strip_suffix('>')) else {
         return false;
     };
-    let digits = inner.bytes().take_while(u8::is_ascii_digit).count();
-    let first_dim = digits > 0 && inner.as_bytes().get(digits) == Some(&b'x');
-    !first_dim && !inner.starts_with("?x") && !inner.starts_with("*x")
+    first_dim(inner).is_none() && !inner.starts_with("*x")
 }
 
 /// `tensor<8x16xf32>` of a static shape and an element type.

@@ -53,8 +53,8 @@ fn main() {
     let at_mesh = mesh.name_span.start + 1;
     time("references of the mesh", runs, || references(&cx, at_mesh));
     time("rename the mesh", runs, || rename(&cx, at_mesh, "renamed_mesh"));
-    if let Some(axis) = mesh.mesh.as_ref().and_then(|m| m.axes.first()) {
-        let at_axis = axis.span.start + 1;
+    if let Some(axis) = mesh.mesh.as_ref().and_then(|m| m.axis_spans.first()) {
+        let at_axis = axis.start + 1;
         time("references of its first axis", runs, || references(&cx, at_axis));
         time("rename its first axis", runs, || rename(&cx, at_axis, "renamed_axis"));
     }

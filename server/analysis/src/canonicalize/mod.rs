@@ -10,14 +10,14 @@
 //!   computations).
 //! * [`effects`]: which ops are trivially dead, constants, isolated from above.
 
-pub mod arena;
-pub mod collective;
+pub(crate) mod arena;
+pub(crate) mod collective;
 pub mod driver;
-pub mod effects;
-pub mod manual;
-pub mod reshape_strides;
-pub mod reshard;
-pub mod shardings;
+pub(crate) mod effects;
+pub(crate) mod manual;
+pub(crate) mod reshape_strides;
+pub(crate) mod reshard;
+pub(crate) mod shardings;
 
 use crate::pass::{Pass, PassContext, PassFailed, PassOptions};
 use crate::print::ir::{Module, Op};

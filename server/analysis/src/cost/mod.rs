@@ -20,8 +20,8 @@
 //! c.functions[0].memory.peak      // bytes per device
 //! ```
 
-pub mod communication;
-pub mod function_hover;
+pub(crate) mod communication;
+pub(crate) mod function_hover;
 pub mod hints;
 pub mod memory;
 pub mod text;

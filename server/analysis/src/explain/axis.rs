@@ -13,10 +13,10 @@ use std::fmt::Write;
 /// What a sub-axis `"x":(m)k` means, in words.
 pub fn sub_axis_words(a: &AxisRef, full: i64) -> String {
     let Some((m, k)) = a.sub else {
-        return format!("`{}` is the full axis (size {full})", a.display());
+        return format!("`{}` is the full axis (size {full})", a);
     };
     let Some(stride) = devices::sub_axis_stride(full, m, k) else {
-        return format!("`{}` does not fit axis `\"{}\"` (size {full})", a.display(), a.name);
+        return format!("`{}` does not fit axis `\"{}\"` (size {full})", a, a.name);
     };
     let mut factors = Vec::new();
     if m > 1 {
@@ -40,7 +40,7 @@ pub fn sub_axis_words(a: &AxisRef, full: i64) -> String {
     format!(
         "`{}`: {which}: `\"{}\"` viewed as {} (major → minor); a device with `\"{}\"`-index i \
          has index {index} along it.",
-        a.display(),
+        a,
         a.name,
         factors.join(" × "),
         a.name
@@ -59,24 +59,23 @@ pub fn explain_axis(
     let mut out = String::new();
     let mesh_of = MeshOf::resolve_in(model, extra, s);
     let mesh = mesh_of.mesh();
-    let full = mesh.and_then(|m| m.axis(&a.name)).map(|x| x.size);
+    let full = mesh.and_then(|m| m.axis(&a.name)).map(|x| x.1);
     match (a.sub, full) {
         (None, Some(n)) => {
-            let _ = writeln!(out, "**axis `{}`** · size {n} · {}\n", a.display(), mesh_of.label());
+            let _ = writeln!(out, "**axis `{}`** · size {n} · {}\n", a, mesh_of.label());
         }
         (Some((_, k)), Some(n)) => {
             let _ = writeln!(
                 out,
                 "**sub-axis `{}`** · size {k} · of axis `\"{}\"` (size {n}) · {}\n",
-                a.display(),
+                a,
                 a.name,
                 mesh_of.label()
             );
             let _ = writeln!(out, "{}\n", sub_axis_words(a, n));
         }
         (_, None) => {
-            let _ =
-                writeln!(out, "**axis `{}`**: not an axis of {}.\n", a.display(), mesh_of.label());
+            let _ = writeln!(out, "**axis `{}`**: not an axis of {}.\n", a, mesh_of.label());
         }
     }
     let _ = writeln!(out, "In the sharding of {}:", site_label(model, op, site));
@@ -91,8 +90,8 @@ pub fn explain_axis(
 fn role(mesh: Option<&Mesh>, s: &TensorSharding, a: &AxisRef, out: &mut String) {
     let size = |x: &AxisRef| mesh.and_then(|m| axis_size(m, x));
     for (i, d) in s.dims.iter().enumerate() {
-        let Some(pos) = d.axes.iter().position(|x| x.same(a)) else { continue };
-        let names: Vec<String> = d.axes.iter().map(AxisRef::display).collect();
+        let Some(pos) = d.axes.iter().position(|x| x == a) else { continue };
+        let names: Vec<String> = d.axes.iter().map(AxisRef::to_string).collect();
         let place = match (d.axes.len(), pos) {
             (1, _) => "the only axis".to_string(),
             (n, 0) => format!("the major-most of {n} axes"),
@@ -116,14 +115,14 @@ fn role(mesh: Option<&Mesh>, s: &TensorSharding, a: &AxisRef, out: &mut String) 
                 k.saturating_mul(minor)
             );
         }
-        let _ = write!(index, "(index along `{}`)", a.display());
+        let _ = write!(index, "(index along `{}`)", a);
         if minor > 1 {
             let _ = write!(index, " × {minor} + (index along the axes minor to it)");
         }
         let _ = writeln!(out, "- a device holds shard {index} of dimension {i}.");
         return;
     }
-    if s.replicated.iter().any(|x| x.same(a)) {
+    if s.replicated.iter().any(|x| x == a) {
         let _ = writeln!(
             out,
             "- explicitly replicated: every device along it holds the same data, and propagation \
@@ -131,12 +130,12 @@ fn role(mesh: Option<&Mesh>, s: &TensorSharding, a: &AxisRef, out: &mut String) 
         );
         return;
     }
-    if s.unreduced.iter().any(|x| x.same(a)) {
+    if s.unreduced.iter().any(|x| x == a) {
         let _ = writeln!(
             out,
             "- unreduced (`{}`): the devices along it hold partial values; an all-reduce over it \
              gives the value.",
-            s.unreduced_op.as_str()
+            s.reduction.as_str()
         );
     }
 }
@@ -151,7 +150,7 @@ pub(crate) fn axis_groups(mesh: &Mesh, a: &AxisRef, out: &mut String) {
         let _ = writeln!(
             out,
             "- devices that differ only along `{}` (in its index order): {}",
-            a.display(),
+            a,
             text.join(" ")
         );
     }

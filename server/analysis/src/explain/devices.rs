@@ -3,6 +3,7 @@
 //! meshes give `None`, never a panic.
 
 use crate::model::sharding::{AxisRef, Mesh, TensorSharding};
+use crate::sharding::axis::MeshAxes;
 
 /// Meshes with at most this many devices get per-device tables.
 pub const TABLE_MAX_DEVICES: i64 = 16;
@@ -14,7 +15,7 @@ pub fn device_count(mesh: &Mesh) -> Option<i64> {
 
 /// The size of an axis ref: the full axis size, or `k` of `"x":(m)k`.
 pub fn axis_size(mesh: &Mesh, a: &AxisRef) -> Option<i64> {
-    let full = mesh.axis(&a.name)?.size;
+    let full = mesh.axis(&a.name)?.1;
     Some(a.sub.map_or(full, |(_, k)| k))
 }
 
@@ -29,7 +30,7 @@ pub fn axis_range(a: &AxisRef, full: i64) -> (i64, i64) {
 /// Why the sharding's axes cannot be laid out on the mesh, if they cannot: unknown
 /// axes, sub-axes that do not fit their axis, overlapping axis refs.
 pub fn layout_problem(mesh: &Mesh, s: &TensorSharding) -> Option<String> {
-    if mesh.axes.iter().any(|a| a.size < 1) {
+    if mesh.axes.iter().any(|a| a.1 < 1) {
         return Some("the mesh has an axis of size below 1".into());
     }
     if device_count(mesh).is_none() {
@@ -38,18 +39,16 @@ pub fn layout_problem(mesh: &Mesh, s: &TensorSharding) -> Option<String> {
     let all: Vec<&AxisRef> = s.all_axes().collect();
     for a in &all {
         let Some(axis) = mesh.axis(&a.name) else {
-            return Some(format!("unknown axis {}", a.display()));
+            return Some(format!("unknown axis {}", a));
         };
         if let Some((m, k)) = a.sub {
             let fits = m >= 1
                 && k > 1
-                && m.checked_mul(k).is_some_and(|mk| mk <= axis.size && axis.size % mk == 0);
+                && m.checked_mul(k).is_some_and(|mk| mk <= axis.1 && axis.1 % mk == 0);
             if !fits {
                 return Some(format!(
                     "sub-axis {} does not fit axis \"{}\" of size {}",
-                    a.display(),
-                    a.name,
-                    axis.size
+                    a, a.name, axis.1
                 ));
             }
         }
@@ -57,15 +56,15 @@ pub fn layout_problem(mesh: &Mesh, s: &TensorSharding) -> Option<String> {
     // The sub-axes of one axis must nest: each bound divides the next (`"x":(1)2` and
     // `"x":(3)2` of an axis of size 12 cannot both be cut out of it).
     for axis in &mesh.axes {
-        let mut bounds = vec![1, axis.size];
-        for a in all.iter().filter(|a| a.name == axis.name) {
-            let (lo, hi) = axis_range(a, axis.size);
+        let mut bounds = vec![1, axis.1];
+        for a in all.iter().filter(|a| a.name == axis.0) {
+            let (lo, hi) = axis_range(a, axis.1);
             bounds.extend([lo, hi]);
         }
         bounds.sort_unstable();
         bounds.dedup();
         if bounds.windows(2).any(|w| w[1] % w[0] != 0) {
-            return Some(format!("the sub-axes of \"{}\" do not split it consistently", axis.name));
+            return Some(format!("the sub-axes of \"{}\" do not split it consistently", axis.0));
         }
     }
     for (i, a) in all.iter().enumerate() {
@@ -73,11 +72,11 @@ pub fn layout_problem(mesh: &Mesh, s: &TensorSharding) -> Option<String> {
             if a.name != b.name {
                 continue;
             }
-            let full = mesh.axis(&a.name).map_or(1, |x| x.size);
+            let full = mesh.axis(&a.name).map_or(1, |x| x.1);
             let (a0, a1) = axis_range(a, full);
             let (b0, b1) = axis_range(b, full);
             if a0 < b1 && b0 < a1 {
-                return Some(format!("{} and {} overlap", a.display(), b.display()));
+                return Some(format!("{} and {} overlap", a, b));
             }
         }
     }
@@ -88,7 +87,7 @@ pub fn layout_problem(mesh: &Mesh, s: &TensorSharding) -> Option<String> {
 pub fn coords(mesh: &Mesh, mut p: i64) -> Vec<i64> {
     let mut out = vec![0; mesh.axes.len()];
     for (i, a) in mesh.axes.iter().enumerate().rev() {
-        let size = a.size.max(1);
+        let size = a.1.max(1);
         out[i] = p % size;
         p /= size;
     }
@@ -97,7 +96,7 @@ pub fn coords(mesh: &Mesh, mut p: i64) -> Vec<i64> {
 
 /// The device id at mesh position `p`: `device_ids[p]`, or `p` in iota order.
 pub fn device_id(mesh: &Mesh, p: i64) -> i64 {
-    match &mesh.device_ids {
+    match mesh.explicit_device_ids() {
         Some(ids) => usize::try_from(p).ok().and_then(|i| ids.get(i)).copied().unwrap_or(p),
         None => p,
     }
@@ -114,11 +113,11 @@ pub fn sub_axis_stride(full: i64, m: i64, k: i64) -> Option<i64> {
 /// on the full axis, or `(coordinate / (n / (m * k))) % k` for `"x":(m)k` (the axis
 /// of size `n` viewed as `m × k × n/(m·k)`, major to minor).
 pub fn index_along(mesh: &Mesh, coords: &[i64], a: &AxisRef) -> Option<i64> {
-    let i = mesh.axis_index(&a.name)?;
+    let i = mesh.axis_position(&a.name)?;
     let c = *coords.get(i)?;
     Some(match a.sub {
         None => c,
-        Some((m, k)) => (c / sub_axis_stride(mesh.axes[i].size, m, k)?) % k,
+        Some((m, k)) => (c / sub_axis_stride(mesh.axes[i].1, m, k)?) % k,
     })
 }
 
@@ -161,7 +160,7 @@ pub fn unused_parts(name: &str, full: i64, used: &[(i64, i64)]) -> Vec<AxisRef> 
             continue;
         }
         let sub = if lo == 1 && hi == full { None } else { Some((lo, hi / lo)) };
-        out.push(AxisRef { name: name.to_string(), sub, span: Default::default() });
+        out.push(AxisRef { name: name.into(), sub });
     }
     out
 }
@@ -182,9 +181,9 @@ pub fn groups_along(mesh: &Mesh, axis: &AxisRef) -> Option<Vec<Vec<i64>>> {
         let idx = index_along(mesh, &c, axis)?;
         // The key: the coordinates with the axis part removed.
         let mut key = c.clone();
-        let ai = mesh.axis_index(&axis.name)?;
+        let ai = mesh.axis_position(&axis.name)?;
         if let Some((m, k)) = axis.sub {
-            key[ai] = c[ai] - idx * sub_axis_stride(mesh.axes[ai].size, m, k)?;
+            key[ai] = c[ai] - idx * sub_axis_stride(mesh.axes[ai].1, m, k)?;
         } else {
             key[ai] = 0;
         }
@@ -208,20 +207,15 @@ pub fn groups_along(mesh: &Mesh, axis: &AxisRef) -> Option<Vec<Vec<i64>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::sharding::MeshAxis;
 
     fn mesh(axes: &[(&str, i64)], ids: Option<Vec<i64>>) -> Mesh {
         Mesh {
-            axes: axes
-                .iter()
-                .map(|(n, s)| MeshAxis { name: n.to_string(), size: *s, span: Default::default() })
-                .collect(),
-            device_ids: ids,
-            span: Default::default(),
+            axes: axes.iter().map(|(n, s)| (n.to_string(), *s)).collect(),
+            device_ids: ids.unwrap_or_default(),
         }
     }
     fn sub(name: &str, m: i64, k: i64) -> AxisRef {
-        AxisRef { name: name.into(), sub: Some((m, k)), span: Default::default() }
+        AxisRef { name: name.into(), sub: Some((m, k)) }
     }
 
     #[test]
@@ -235,7 +229,7 @@ mod tests {
         assert_eq!(index_along(&m, &[5, 1], &sub("x", 2, 2)), Some(0));
         assert_eq!(index_along(&m, &[5, 1], &sub("x", 2, 4)), Some(1));
         let parts = unused_parts("x", 8, &[(2, 4)]);
-        let shown: Vec<String> = parts.iter().map(AxisRef::display).collect();
+        let shown: Vec<String> = parts.iter().map(AxisRef::to_string).collect();
         assert_eq!(shown, ["\"x\":(1)2", "\"x\":(4)2"]);
         assert_eq!(unused_parts("y", 2, &[]).len(), 1);
         assert!(unused_parts("y", 2, &[(1, 2)]).is_empty());
@@ -244,7 +238,7 @@ mod tests {
     #[test]
     fn groups() {
         let m = mesh(&[("x", 2), ("y", 2)], Some(vec![3, 2, 1, 0]));
-        let x = AxisRef { name: "x".into(), sub: None, span: Default::default() };
+        let x = AxisRef { name: "x".into(), sub: None };
         assert_eq!(groups_along(&m, &x), Some(vec![vec![3, 1], vec![2, 0]]));
         let m = mesh(&[("x", 4)], None);
         assert_eq!(groups_along(&m, &sub("x", 2, 2)), Some(vec![vec![0, 1], vec![2, 3]]));

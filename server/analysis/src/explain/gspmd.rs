@@ -18,7 +18,7 @@ const MAX_LISTED_DEVICES: i64 = 256;
 /// The `HloSharding` string of `s` on `mesh`, or why there is none.
 pub fn hlo_sharding(mesh: &Mesh, s: &TensorSharding) -> Result<String, String> {
     if mesh.axes.is_empty() {
-        return Ok(match mesh.device_ids.as_deref() {
+        return Ok(match mesh.explicit_device_ids() {
             Some([id, ..]) => format!("{{maximal device={id}}}"),
             _ => "{replicated}".to_string(),
         });
@@ -32,7 +32,7 @@ pub fn hlo_sharding(mesh: &Mesh, s: &TensorSharding) -> Result<String, String> {
     }
     let refs = ordered_axis_refs(mesh, s);
     let key = |name: &str, sub: Option<(i64, i64)>| {
-        let full = mesh.axis(name).map_or(1, |a| a.size);
+        let full = mesh.axis(name).map_or(1, |a| a.1);
         let (lo, hi) = match sub {
             None => (1, full),
             Some((m, k)) => (m, m * k),
@@ -81,7 +81,7 @@ pub fn hlo_sharding(mesh: &Mesh, s: &TensorSharding) -> Result<String, String> {
     if reshape.iter().try_fold(1i64, |acc, &n| acc.checked_mul(n)) != Some(count) {
         return Err("the sub-axes do not split the mesh consistently".into());
     }
-    let devices = match &mesh.device_ids {
+    let devices = match mesh.explicit_device_ids() {
         None => iota_string(&tile_dims, &reshape, &perm),
         Some(ids) => {
             if ids.len() as i64 != count {
@@ -134,21 +134,21 @@ pub(crate) fn split_axes<'a, I: Iterator<Item = &'a AxisRef>>(
 ) -> Vec<AxisPart> {
     let mut out = Vec::new();
     for axis in &mesh.axes {
-        let mut bounds = vec![1, axis.size];
-        for a in used().filter(|a| a.name == axis.name && a.sub.is_some()) {
-            let (lo, hi) = axis_range(a, axis.size);
+        let mut bounds = vec![1, axis.1];
+        for a in used().filter(|a| a.name == axis.0 && a.sub.is_some()) {
+            let (lo, hi) = axis_range(a, axis.1);
             bounds.push(lo);
             bounds.push(hi);
         }
         if bounds.len() == 2 {
             // No sub-axis of it is used: the full axis (also when its size is 1).
-            out.push(AxisPart { name: axis.name.clone(), lo: 1, hi: axis.size });
+            out.push(AxisPart { name: axis.0.clone(), lo: 1, hi: axis.1 });
             continue;
         }
         bounds.sort_unstable();
         bounds.dedup();
         for w in bounds.windows(2) {
-            out.push(AxisPart { name: axis.name.clone(), lo: w[0], hi: w[1] });
+            out.push(AxisPart { name: axis.0.clone(), lo: w[0], hi: w[1] });
         }
     }
     out

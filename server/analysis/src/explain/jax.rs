@@ -21,13 +21,13 @@ pub fn partition_spec(s: &TensorSharding) -> Result<PartitionSpec, String> {
         return Err(format!(
             "sub-axes such as `{}` have no `PartitionSpec` equivalent (a JAX mesh would need \
              the axis split into separate axes)",
-            a.display()
+            a
         ));
     }
     let mut parts: Vec<String> = Vec::new();
     let mut caveats = Vec::new();
     for (i, d) in s.dims.iter().enumerate() {
-        parts.push(match (d.axes.as_slice(), d.closed) {
+        parts.push(match (d.axes.as_slice(), !d.open) {
             ([], true) => "None".into(),
             ([], false) => "P.UNCONSTRAINED".into(),
             ([a], _) => py_str(&a.name),
@@ -35,7 +35,7 @@ pub fn partition_spec(s: &TensorSharding) -> Result<PartitionSpec, String> {
                 format!("({})", axes.iter().map(|a| py_str(&a.name)).collect::<Vec<_>>().join(", "))
             }
         });
-        if !d.closed && !d.axes.is_empty() {
+        if d.open && !d.axes.is_empty() {
             caveats.push(format!(
                 "dimension {i} is open: a `PartitionSpec` cannot keep a sharded dimension open \
                  for further sharding"
@@ -55,13 +55,13 @@ pub fn partition_spec(s: &TensorSharding) -> Result<PartitionSpec, String> {
         let names: Vec<String> = s.unreduced.iter().map(|a| py_str(&a.name)).collect();
         parts.push(format!("unreduced={{{}}}", names.join(", ")));
         caveats.push("JAX allows unreduced axes only on `Explicit` mesh axes".into());
-        if s.dims.iter().any(|d| !d.closed && d.axes.is_empty()) {
+        if s.dims.iter().any(|d| d.open && d.axes.is_empty()) {
             caveats.push("`P.UNCONSTRAINED` also needs an `Auto` axis in the JAX mesh".into());
         }
-        if s.unreduced_op != Reduction::Sum {
+        if s.reduction != Reduction::Sum {
             caveats.push(format!(
                 "the `{}` reduction of the unreduced axes is not part of a `PartitionSpec`",
-                s.unreduced_op.as_str()
+                s.reduction.as_str()
             ));
         }
     }
@@ -69,7 +69,7 @@ pub fn partition_spec(s: &TensorSharding) -> Result<PartitionSpec, String> {
 }
 
 fn list(axes: &[AxisRef]) -> String {
-    axes.iter().map(|a| format!("`{}`", a.display())).collect::<Vec<_>>().join(", ")
+    axes.iter().map(|a| format!("`{}`", a)).collect::<Vec<_>>().join(", ")
 }
 
 /// A Python string literal for an axis name.
@@ -105,7 +105,7 @@ pub fn split_partition_spec(mesh: &Mesh, s: &TensorSharding) -> Option<SplitSpec
     }
     let parts = split_axes(mesh, || s.all_axes());
     let taken = |n: &str, names: &[String]| {
-        mesh.axes.iter().any(|a| a.name == n) || names.iter().any(|x| x == n)
+        mesh.axes.iter().any(|a| a.0 == n) || names.iter().any(|x| x == n)
     };
     // A name per part: the axis name for an unsplit axis, else `x_0`, `x_1`, ...
     let mut names: Vec<String> = Vec::with_capacity(parts.len());
@@ -123,13 +123,13 @@ pub fn split_partition_spec(mesh: &Mesh, s: &TensorSharding) -> Option<SplitSpec
         names.push(name);
     }
     let rename = |a: &AxisRef| -> Option<Vec<AxisRef>> {
-        let full = mesh.axis(&a.name)?.size;
+        let full = mesh.axis(&a.name)?.1;
         let (lo, hi) = super::devices::axis_range(a, full);
         let covered: Vec<AxisRef> = parts
             .iter()
             .zip(&names)
             .filter(|(p, _)| p.name == a.name && lo <= p.lo && p.hi <= hi)
-            .map(|(_, n)| AxisRef { name: n.clone(), sub: None, span: a.span })
+            .map(|(_, n)| AxisRef::full(n.as_str()))
             .collect();
         (!covered.is_empty()).then_some(covered)
     };

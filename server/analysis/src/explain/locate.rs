@@ -1,7 +1,7 @@
 //! What is under a byte offset: a part of an sdy attribute (sharding, axis, mesh), an
 //! SSA value, or an op name; with where the attribute sits on its op.
 
-use crate::model::sharding::{AxisRef, Mesh, MeshRef, TensorSharding};
+use crate::model::sharding::{AxisRef, MeshRef, Spanned, SpannedMesh, SpannedSharding};
 use crate::model::{Model, OpId, ValueId};
 use sdy_syntax::sdy::SdyAttr;
 use sdy_syntax::tree::{Attr, AttrKind, Custom, NamedAttr};
@@ -29,21 +29,21 @@ pub enum Site {
 pub enum Target {
     /// A tensor sharding (anywhere in it but on an axis or its mesh); `range` is the
     /// whole attribute (`#sdy.sharding<...>`, or the entry of a per-value list).
-    Sharding { op: OpId, site: Site, sharding: TensorSharding, range: Span },
+    Sharding { op: OpId, site: Site, sharding: SpannedSharding, range: Span },
     /// An axis ref inside a sharding.
-    ShardingAxis { op: OpId, site: Site, sharding: TensorSharding, axis: AxisRef },
+    ShardingAxis { op: OpId, site: Site, sharding: SpannedSharding, axis: Spanned<AxisRef> },
     /// An axis ref in an op's axis list (`manual_axes`, `gathering_axes`, ...);
     /// `dim` for per-dimension lists.
-    ListAxis { op: OpId, key: String, dim: Option<usize>, axis: AxisRef },
+    ListAxis { op: OpId, key: String, dim: Option<usize>, axis: Spanned<AxisRef> },
     /// A mesh named by its symbol (`@mesh` in a sharding, `sdy.mesh @mesh`).
     MeshSymbol { name: String, span: Span },
     /// A mesh body: an inline `mesh<...>` or the `<...>` of `sdy.mesh`; `range` covers
     /// the `mesh` keyword of an inline mesh too.
-    MeshBody { name: Option<String>, mesh: Mesh, range: Span },
+    MeshBody { name: Option<String>, mesh: SpannedMesh, range: Span },
     /// An axis of a mesh body.
-    MeshAxis { name: Option<String>, mesh: Mesh, index: usize },
+    MeshAxis { name: Option<String>, mesh: SpannedMesh, index: usize },
     /// A `#sdy.sharding_per_value` outside its entries: every entry with its site.
-    PerValue { op: OpId, entries: Vec<(Site, TensorSharding)>, range: Span },
+    PerValue { op: OpId, entries: Vec<(Site, SpannedSharding)>, range: Span },
     /// An SSA value, at its definition or a use.
     Value { value: ValueId, span: Span },
     /// An op, by its name.
@@ -58,7 +58,7 @@ impl Target {
             Target::ShardingAxis { axis, .. } | Target::ListAxis { axis, .. } => axis.span,
             Target::MeshSymbol { span, .. } | Target::Value { span, .. } => *span,
             Target::MeshBody { range, .. } | Target::PerValue { range, .. } => *range,
-            Target::MeshAxis { mesh, index, .. } => mesh.axes[*index].span,
+            Target::MeshAxis { mesh, index, .. } => mesh.axis_spans[*index],
             Target::OpName { op } => model.op(*op).name_span(),
         }
     }
@@ -195,18 +195,18 @@ fn in_sdy_attr(
             op,
             key: key.clone(),
             dim,
-            axis: AxisRef::from_ast(a, base),
+            axis: Spanned::from_ast(a, base),
         })
     };
     match sdy {
         SdyAttr::Sharding(s) => {
-            let sharding = TensorSharding::from_ast(s, base);
+            let sharding = SpannedSharding::from_ast(s, base);
             Some(in_sharding(op, site(None), sharding, attr_span.shift(base), offset))
         }
         SdyAttr::PerValue(p) => {
             match p.shardings.iter().enumerate().find(|(_, s)| s.span.contains(rel)) {
                 Some((i, s)) => {
-                    let sharding = TensorSharding::from_ast(s, base);
+                    let sharding = SpannedSharding::from_ast(s, base);
                     let range = sharding.span;
                     Some(in_sharding(op, site(Some(i as u32)), sharding, range, offset))
                 }
@@ -214,7 +214,7 @@ fn in_sdy_attr(
                 None => Some(Target::PerValue {
                     op,
                     entries: (p.shardings.iter().enumerate())
-                        .map(|(i, s)| (site(Some(i as u32)), TensorSharding::from_ast(s, base)))
+                        .map(|(i, s)| (site(Some(i as u32)), SpannedSharding::from_ast(s, base)))
                         .collect(),
                     range: attr_span.shift(base),
                 }),
@@ -225,7 +225,7 @@ fn in_sdy_attr(
                 Custom::Mesh { sym } => Some(sym.text.to_string()),
                 _ => None,
             };
-            let mesh = Mesh::from_ast(m, base);
+            let mesh = SpannedMesh::from_ast(m, base);
             let range = mesh.span;
             Some(in_mesh(name, mesh, range, offset))
         }
@@ -258,31 +258,34 @@ fn find_sdy(attr: &Attr, rel: u32) -> Option<(&SdyAttr, Span)> {
 pub fn in_sharding(
     op: OpId,
     site: Site,
-    sharding: TensorSharding,
+    sharding: SpannedSharding,
     range: Span,
     offset: u32,
 ) -> Target {
+    let mesh_span = sharding.mesh_span;
     match &sharding.mesh {
-        MeshRef::Symbol { name, span } if span.contains(offset) => {
-            return Target::MeshSymbol { name: name.clone(), span: *span };
+        MeshRef::Symbol(name) if mesh_span.contains(offset) => {
+            return Target::MeshSymbol { name: name.clone(), span: mesh_span };
         }
         // `mesh<...>`: the keyword follows the sharding's `<`.
-        MeshRef::Inline(m) if sharding.span.start < offset && offset < m.span.end => {
-            let range = Span::new(sharding.span.start + 1, m.span.end);
-            return in_mesh(None, m.clone(), range, offset);
+        MeshRef::Inline(_) if sharding.span.start < offset && offset < mesh_span.end => {
+            let range = Span::new(sharding.span.start + 1, mesh_span.end);
+            let mesh = sharding.inline_mesh().expect("inline");
+            return in_mesh(None, mesh, range, offset);
         }
         _ => {}
     }
-    let axis = sharding.all_axes().find(|a| a.span.contains(offset)).cloned();
-    if let Some(axis) = axis {
+    let axis = sharding.axes_with_spans().find(|(_, span)| span.contains(offset));
+    if let Some((axis, span)) = axis {
+        let axis = Spanned { value: axis.clone(), span };
         return Target::ShardingAxis { op, site, sharding, axis };
     }
     Target::Sharding { op, site, sharding, range }
 }
 
 /// The part of a mesh body under `offset`: an axis, or the whole (`range`).
-pub fn in_mesh(name: Option<String>, mesh: Mesh, range: Span, offset: u32) -> Target {
-    match mesh.axes.iter().position(|a| a.span.contains(offset)) {
+pub fn in_mesh(name: Option<String>, mesh: SpannedMesh, range: Span, offset: u32) -> Target {
+    match mesh.axis_spans.iter().position(|a| a.contains(offset)) {
         Some(index) => Target::MeshAxis { name, mesh, index },
         None => Target::MeshBody { name, mesh, range },
     }

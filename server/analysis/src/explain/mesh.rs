@@ -24,7 +24,7 @@ pub fn explain_mesh(name: Option<&str>, mesh: Option<&Mesh>) -> String {
     };
     let _ = writeln!(out, "**{}** = `{mesh}`\n", title(name));
     if mesh.is_maximal() {
-        let id = mesh.device_ids.as_ref().and_then(|d| d.first()).copied().unwrap_or_default();
+        let id = mesh.device_ids.first().copied().unwrap_or_default();
         let _ = writeln!(
             out,
             "A maximal mesh: no axes, one device (id {id}). A sharding on it puts the whole \
@@ -42,7 +42,7 @@ pub fn explain_mesh(name: Option<&str>, mesh: Option<&Mesh>) -> String {
     let strides = strides(mesh);
     let _ = writeln!(out, "| axis | size | stride |\n|---|---:|---:|");
     for (a, s) in mesh.axes.iter().zip(&strides) {
-        let _ = writeln!(out, "| `\"{}\"` | {} | {s} |", a.name, a.size);
+        let _ = writeln!(out, "| `\"{}\"` | {} | {s} |", a.0, a.1);
     }
     let count = devices::device_count(mesh);
     let _ = writeln!(
@@ -51,7 +51,7 @@ pub fn explain_mesh(name: Option<&str>, mesh: Option<&Mesh>) -> String {
          minor-most).",
         count.map_or("?".into(), |n| n.to_string())
     );
-    match &mesh.device_ids {
+    match mesh.explicit_device_ids() {
         None => {
             let _ = writeln!(out, "- device order: iota (the device id is the mesh position).");
         }
@@ -73,7 +73,7 @@ pub fn explain_mesh(name: Option<&str>, mesh: Option<&Mesh>) -> String {
     if let Some(n) = count.filter(|&n| n <= TABLE_MAX_DEVICES) {
         let _ = write!(out, "\n| device |");
         for a in &mesh.axes {
-            let _ = write!(out, " \"{}\" |", a.name);
+            let _ = write!(out, " \"{}\" |", a.0);
         }
         let _ = write!(out, "\n|---:|");
         for _ in &mesh.axes {
@@ -97,7 +97,7 @@ fn strides(mesh: &Mesh) -> Vec<String> {
     let mut s: Option<i64> = Some(1);
     for (i, a) in mesh.axes.iter().enumerate().rev() {
         out[i] = s.map_or("?".into(), |s| s.to_string());
-        s = s.and_then(|s| s.checked_mul(a.size));
+        s = s.and_then(|s| s.checked_mul(a.1));
     }
     out
 }
@@ -110,8 +110,8 @@ pub fn explain_mesh_axis(name: Option<&str>, mesh: &Mesh, index: usize) -> Strin
     let _ = writeln!(
         out,
         "**axis `\"{}\"`** · size {} · {} · the {} of {} axes\n",
-        axis.name,
-        axis.size,
+        axis.0,
+        axis.1,
         title(name),
         super::ordinal(index + 1),
         mesh.axes.len()
@@ -120,15 +120,12 @@ pub fn explain_mesh_axis(name: Option<&str>, mesh: &Mesh, index: usize) -> Strin
     let formula = match (first, stride.as_str()) {
         (true, "1") => "the mesh position".to_string(),
         (true, _) => format!("mesh position ÷ {stride}"),
-        (false, "1") => format!("mesh position mod {}", axis.size),
-        (false, _) => format!("(mesh position ÷ {stride}) mod {}", axis.size),
+        (false, "1") => format!("mesh position mod {}", axis.1),
+        (false, _) => format!("(mesh position ÷ {stride}) mod {}", axis.1),
     };
-    let _ = writeln!(
-        out,
-        "- stride {stride}: a device's index along `\"{}\"` is {formula}.",
-        axis.name
-    );
-    let full = AxisRef { name: axis.name.clone(), sub: None, span: axis.span };
+    let _ =
+        writeln!(out, "- stride {stride}: a device's index along `\"{}\"` is {formula}.", axis.0);
+    let full = AxisRef::full(axis.0.as_str());
     axis_groups(mesh, &full, &mut out);
     out
 }
@@ -136,7 +133,6 @@ pub fn explain_mesh_axis(name: Option<&str>, mesh: &Mesh, index: usize) -> Strin
 /// The mesh of an op with axis lists: its `out_sharding` or first in/out sharding.
 fn op_mesh(model: &Model, op: OpId) -> Option<(Option<String>, Mesh)> {
     let node = &model.op(op).node;
-    let base = model.op(op).start;
     let mut shardings: Vec<TensorSharding> = Vec::new();
     for key in ["out_sharding", "in_shardings", "out_shardings"] {
         let Some(AttrKind::Sdy(s)) =
@@ -145,16 +141,18 @@ fn op_mesh(model: &Model, op: OpId) -> Option<(Option<String>, Mesh)> {
             continue;
         };
         match &**s {
-            SdyAttr::Sharding(s) => shardings.push(TensorSharding::from_ast(s, base)),
-            SdyAttr::PerValue(p) => shardings.extend(TensorSharding::per_value(p, base)),
+            SdyAttr::Sharding(s) => shardings.push(TensorSharding::from_ast(s)),
+            SdyAttr::PerValue(p) => {
+                shardings.extend(p.shardings.iter().map(TensorSharding::from_ast))
+            }
             _ => {}
         }
     }
     let s = shardings.into_iter().next()?;
     match s.mesh {
         MeshRef::Inline(m) => Some((None, m)),
-        MeshRef::Symbol { name, .. } => {
-            let m = model.mesh(&name)?.mesh.clone()?;
+        MeshRef::Symbol(name) => {
+            let m = model.mesh(&name)?.mesh.clone()?.value;
             Some((Some(name), m))
         }
     }
@@ -175,18 +173,18 @@ pub fn explain_list_axis(
     let mut out = String::new();
     let op_name = model.op(op).name();
     let mesh = op_mesh(model, op);
-    let full = mesh.as_ref().and_then(|(_, m)| m.axis(&a.name)).map(|x| x.size);
+    let full = mesh.as_ref().and_then(|(_, m)| m.axis(&a.name)).map(|x| x.1);
     let mesh_label = mesh.as_ref().map_or("its mesh".to_string(), |(n, _)| title(n.as_deref()));
     match full {
         Some(n) => {
             let kind = if a.sub.is_some() { "sub-axis" } else { "axis" };
-            let _ = writeln!(out, "**{kind} `{}`** · {mesh_label} · axis size {n}\n", a.display());
+            let _ = writeln!(out, "**{kind} `{}`** · {mesh_label} · axis size {n}\n", a);
             if a.sub.is_some() {
                 let _ = writeln!(out, "{}\n", sub_axis_words(a, n));
             }
         }
         None => {
-            let _ = writeln!(out, "**axis `{}`** · not found in {mesh_label}\n", a.display());
+            let _ = writeln!(out, "**axis `{}`** · not found in {mesh_label}\n", a);
         }
     }
     let what = match (key, dim) {

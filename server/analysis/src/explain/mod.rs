@@ -4,16 +4,16 @@
 //! Entry point: [`at`]. Pure: byte offsets in, plain data out.
 
 mod axis;
-pub mod devices;
-pub mod gspmd;
-pub mod jax;
-pub mod layout;
+pub(crate) mod devices;
+pub(crate) mod gspmd;
+pub(crate) mod jax;
+pub(crate) mod layout;
 pub mod locate;
 mod mesh;
 pub mod plain;
 mod rule;
-pub mod sharding;
-pub mod site;
+pub(crate) mod sharding;
+pub(crate) mod site;
 pub mod source;
 mod tables;
 #[cfg(test)]
@@ -100,15 +100,20 @@ pub fn explain_target(
         }
         Target::ShardingAxis { op, site, sharding, axis } => (
             axis::explain_axis(model, extra, *op, site, sharding, axis),
-            Subject::Axis { axis: axis.display(), mesh: sharding.mesh_name().map(str::to_string) },
+            Subject::Axis {
+                axis: axis.to_string(),
+                mesh: sharding.mesh_name().map(str::to_string),
+            },
         ),
         Target::ListAxis { op, key, dim, axis } => (
             mesh::explain_list_axis(model, *op, key, *dim, axis),
-            Subject::Axis { axis: axis.display(), mesh: mesh::op_mesh_name(model, *op) },
+            Subject::Axis { axis: axis.to_string(), mesh: mesh::op_mesh_name(model, *op) },
         ),
         Target::MeshSymbol { name, .. } => {
-            let mesh =
-                model.mesh(name).and_then(|m| m.mesh.as_ref()).or_else(|| extra_mesh(extra, name));
+            let mesh = model
+                .mesh(name)
+                .and_then(|m| m.mesh.as_deref())
+                .or_else(|| extra_mesh(extra, name));
             (mesh::explain_mesh(Some(name), mesh), Subject::Mesh { name: Some(name.clone()) })
         }
         Target::MeshBody { name, mesh, .. } => {
@@ -116,7 +121,7 @@ pub fn explain_target(
         }
         Target::MeshAxis { name, mesh, index } => (
             mesh::explain_mesh_axis(name.as_deref(), mesh, *index),
-            Subject::Axis { axis: format!("\"{}\"", mesh.axes[*index].name), mesh: name.clone() },
+            Subject::Axis { axis: format!("\"{}\"", mesh.axes[*index].0), mesh: name.clone() },
         ),
         Target::Value { value, .. } => {
             (value::explain_value(model, src, *value), Subject::Value(*value))
@@ -153,10 +158,10 @@ impl<'a> MeshOf<'a> {
     ) -> MeshOf<'a> {
         match &s.mesh {
             MeshRef::Inline(m) => MeshOf::Inline(m),
-            MeshRef::Symbol { name, .. } => {
+            MeshRef::Symbol(name) => {
                 match model
                     .mesh(name)
-                    .and_then(|m| m.mesh.as_ref())
+                    .and_then(|m| m.mesh.as_deref())
                     .or_else(|| extra_mesh(extra, name))
                 {
                     Some(m) => MeshOf::Symbol(name, m),

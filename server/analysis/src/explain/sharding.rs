@@ -64,7 +64,8 @@ fn pspec(mesh: &Mesh, s: &TensorSharding) -> Result<String, String> {
     jax::partition_spec(s).map(|p| p.text)
 }
 
-/// The per-device shape: each dimension divided by its number of shards, rounded up.
+/// The per-device shape of a value of type `ty` ([`crate::sharding::local_shape`] with
+/// dynamic dimensions kept).
 pub fn local_shape(mesh: &Mesh, s: &TensorSharding, ty: &Type) -> Option<Vec<Dim>> {
     let dims = ty.shape()?;
     if dims.len() != s.dims.len() {
@@ -73,15 +74,11 @@ pub fn local_shape(mesh: &Mesh, s: &TensorSharding, ty: &Type) -> Option<Vec<Dim
     if mesh.axes.is_empty() {
         return Some(dims.to_vec());
     }
-    let counts = devices::shard_counts(mesh, s);
-    dims.iter()
-        .zip(counts)
-        .map(|(d, c)| match (d, c) {
-            (Dim::Static(n), Some(c)) if c >= 1 => Some(Dim::Static(ceil_div(*n, c))),
-            (Dim::Dynamic, Some(_)) => Some(Dim::Dynamic),
-            _ => None,
-        })
-        .collect()
+    let local = |d: &Dim, ds: &crate::sharding::DimSharding| match d {
+        Dim::Static(n) => ds.local_size(*n, mesh).map(Dim::Static),
+        Dim::Dynamic => ds.shard_count(mesh).map(|_| Dim::Dynamic),
+    };
+    dims.iter().zip(&s.dims).map(|(d, ds)| local(d, ds)).collect()
 }
 
 /// The full explanation of a sharding.
@@ -99,7 +96,7 @@ pub fn explain(
     if let Some(t) = ty {
         let _ = write!(out, " · `{}`", type_string(t));
     }
-    let _ = writeln!(out, "\n\n```mlir\n{s}\n```\n");
+    let _ = writeln!(out, "\n\n```mlir\n{}\n```\n", s.attr());
     let mesh_of = MeshOf::resolve_in(model, extra, s);
     let _ = writeln!(out, "{}\n", mesh_line(&mesh_of));
     let Some(mesh) = mesh_of.mesh() else {
@@ -171,7 +168,7 @@ pub(crate) fn mesh_line(m: &MeshOf) -> String {
         return format!("{label} is not defined in this module.");
     };
     if mesh.is_maximal() {
-        let id = mesh.device_ids.as_ref().and_then(|d| d.first()).copied().unwrap_or_default();
+        let id = mesh.device_ids.first().copied().unwrap_or_default();
         return format!(
             "{label} is maximal (`{mesh}`): the whole value lives on device {id} only."
         );
@@ -179,10 +176,9 @@ pub(crate) fn mesh_line(m: &MeshOf) -> String {
     if mesh.axes.is_empty() {
         return format!("{label} is empty (`{mesh}`): no axes, the value is fully replicated.");
     }
-    let axes: Vec<String> =
-        mesh.axes.iter().map(|a| format!("\"{}\"={}", a.name, a.size)).collect();
+    let axes: Vec<String> = mesh.axes.iter().map(|a| format!("\"{}\"={}", a.0, a.1)).collect();
     let count = devices::device_count(mesh).map_or("?".into(), |n| n.to_string());
-    let order = match &mesh.device_ids {
+    let order = match mesh.explicit_device_ids() {
         None => "iota device order".to_string(),
         Some(ids) => format!("device order `{}`", list_ids(ids)),
     };
@@ -198,8 +194,8 @@ fn list_ids(ids: &[i64]) -> String {
 /// Per-dimension axes when the mesh is unknown or the layout is invalid.
 fn dims_without_mesh(s: &TensorSharding, out: &mut String) {
     for (i, d) in s.dims.iter().enumerate() {
-        let axes: Vec<String> = d.axes.iter().map(AxisRef::display).collect();
-        let _ = writeln!(out, "- dim {i}: {} ({})", code_list(&axes), open_word(d.closed));
+        let axes: Vec<String> = d.axes.iter().map(AxisRef::to_string).collect();
+        let _ = writeln!(out, "- dim {i}: {} ({})", code_list(&axes), open_word(!d.open));
     }
 }
 
@@ -221,16 +217,16 @@ fn bullets(
     // Sub-axes, in order of appearance.
     let mut seen: Vec<&AxisRef> = Vec::new();
     for a in s.all_axes().filter(|a| a.sub.is_some()) {
-        if !seen.iter().any(|b| b.same(a)) {
+        if !seen.contains(&a) {
             seen.push(a);
         }
     }
     for a in seen {
-        if let Some(full) = mesh.axis(&a.name).map(|x| x.size) {
+        if let Some(full) = mesh.axis(&a.name).map(|x| x.1) {
             let _ = writeln!(out, "- {}", sub_axis_words(a, full));
         }
     }
-    if s.dims.iter().any(|d| !d.closed) {
+    if s.dims.iter().any(|d| d.open) {
         let _ = writeln!(
             out,
             "- open dimensions (`?`) may be sharded further by propagation; closed ones are final."
@@ -243,7 +239,7 @@ fn bullets(
              without one counts as `p0`."
         );
     }
-    let explicit: Vec<String> = s.replicated.iter().map(AxisRef::display).collect();
+    let explicit: Vec<String> = s.replicated.iter().map(AxisRef::to_string).collect();
     if !explicit.is_empty() {
         let _ = writeln!(
             out,
@@ -252,7 +248,8 @@ fn bullets(
             if explicit.len() == 1 { "it" } else { "them" }
         );
     }
-    let implicit: Vec<String> = implicit_replicated(mesh, s).iter().map(AxisRef::display).collect();
+    let implicit: Vec<String> =
+        implicit_replicated(mesh, s).iter().map(AxisRef::to_string).collect();
     if implicit.is_empty() {
         let _ = writeln!(out, "- replicated implicitly on: nothing (every mesh axis is used).");
     } else {
@@ -263,9 +260,9 @@ fn bullets(
         );
     }
     if !s.unreduced.is_empty() {
-        let axes: Vec<String> = s.unreduced.iter().map(AxisRef::display).collect();
-        let op = s.unreduced_op.as_str();
-        let what = match s.unreduced_op {
+        let axes: Vec<String> = s.unreduced.iter().map(AxisRef::to_string).collect();
+        let op = s.reduction.as_str();
+        let what = match s.reduction {
             Reduction::Sum => "partial sum",
             Reduction::Max => "partial maximum",
             Reduction::Min => "partial minimum",
@@ -300,12 +297,9 @@ fn bullets(
 pub fn implicit_replicated(mesh: &Mesh, s: &TensorSharding) -> Vec<AxisRef> {
     let mut out = Vec::new();
     for axis in &mesh.axes {
-        let used: Vec<(i64, i64)> = s
-            .all_axes()
-            .filter(|a| a.name == axis.name)
-            .map(|a| axis_range(a, axis.size))
-            .collect();
-        out.extend(devices::unused_parts(&axis.name, axis.size, &used));
+        let used: Vec<(i64, i64)> =
+            s.all_axes().filter(|a| a.name == axis.0).map(|a| axis_range(a, axis.1)).collect();
+        out.extend(devices::unused_parts(&axis.0, axis.1, &used));
     }
     out.retain(|a| axis_size(mesh, a).is_some_and(|n| n > 1));
     out
@@ -359,7 +353,10 @@ fn manual_note(
     let mut local = Vec::new();
     for (d, dim) in s.dims.iter().zip(dims) {
         let n = checked_product(
-            d.axes.iter().take_while(|a| manual.contains(&a.name)).map(|a| axis_size(mesh, a)),
+            d.axes
+                .iter()
+                .take_while(|a| manual.iter().any(|m| *m == a.name))
+                .map(|a| axis_size(mesh, a)),
         )
         .unwrap_or(1);
         local.push(match dim {
@@ -434,7 +431,7 @@ pub(crate) fn summary(
     out: &mut String,
 ) {
     let f = facts_for(model, s, ty.cloned());
-    let _ = writeln!(out, "```mlir\n{s}\n```\n");
+    let _ = writeln!(out, "```mlir\n{}\n```\n", s.attr());
     let mesh_of = MeshOf::resolve(model, s);
     let _ = writeln!(out, "- {}", mesh_line(&mesh_of));
     if let Some(mesh) = mesh_of.mesh() {

@@ -20,7 +20,7 @@ pub(crate) fn dim_table(mesh: &Mesh, s: &TensorSharding, shape: Option<&[Dim]>, 
          |---:|---:|---|---:|---:|---|---|"
     );
     for (i, d) in s.dims.iter().enumerate() {
-        let axes: Vec<String> = d.axes.iter().map(AxisRef::display).collect();
+        let axes: Vec<String> = d.axes.iter().map(AxisRef::to_string).collect();
         let count = counts[i].unwrap_or(1);
         let (size, local) = match shape.and_then(|sh| sh.get(i)) {
             Some(Dim::Static(n)) => {
@@ -36,7 +36,7 @@ pub(crate) fn dim_table(mesh: &Mesh, s: &TensorSharding, shape: Option<&[Dim]>, 
             out,
             "| {i} | {size} | {} | {count} | {local} | {} | {priority} |",
             code_list(&axes),
-            open_word(d.closed)
+            open_word(!d.open)
         );
     }
     out.push('\n');
@@ -56,7 +56,7 @@ pub(crate) fn device_table(
     }
     let _ = write!(out, "\n| device |");
     for a in &mesh.axes {
-        let _ = write!(out, " \"{}\" |", a.name);
+        let _ = write!(out, " \"{}\" |", a.0);
     }
     let _ = write!(out, " shard |");
     if shape.is_some() {

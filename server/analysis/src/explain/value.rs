@@ -4,7 +4,7 @@ use super::locate::Site;
 use super::sharding::summary;
 use super::site::{manual_axes, site_type};
 use super::type_string;
-use crate::model::sharding::TensorSharding;
+use crate::model::sharding::SpannedSharding;
 use crate::model::{Model, OpId, ValueDef, ValueId};
 use sdy_syntax::sdy::SdyAttr;
 use sdy_syntax::tree::{AttrKind, Custom, NamedAttr, TypeKind};
@@ -18,7 +18,7 @@ use std::fmt::Write;
 pub fn value_sharding(
     model: &Model,
     v: ValueId,
-) -> Option<(TensorSharding, &'static str, Vec<String>)> {
+) -> Option<(SpannedSharding, &'static str, Vec<String>)> {
     match model.value(v).def {
         ValueDef::BlockArg { op, region: 0, block: 0, index } => {
             let info = model.op(op);
@@ -31,15 +31,10 @@ pub fn value_sharding(
                 }
                 "sdy.manual_computation" | "sdy.named_computation" => {
                     let attr = info.node.inherent_attr("in_shardings")?;
-                    let mut s = one(model, op, attr, Some(index))?;
+                    let s = one(model, op, attr, Some(index))?;
                     let manual = manual_axes(model, op);
-                    for d in &mut s.dims {
-                        let leading =
-                            d.axes.iter().take_while(|a| manual.contains(&a.name)).count();
-                        d.axes.drain(..leading);
-                    }
-                    s.replicated.retain(|a| !manual.contains(&a.name));
-                    s.unreduced.retain(|a| !manual.contains(&a.name));
+                    let erased = crate::verify::values::erase_manual_axes(&s, &manual);
+                    let s = s.with_value(erased);
                     let from = if manual.is_empty() {
                         "the op's `in_shardings`"
                     } else {
@@ -88,13 +83,13 @@ pub fn value_sharding(
 
 /// The sharding in `attr`: a `#sdy.sharding` (`index == None`), or entry `index` of a
 /// per-value list.
-fn one(model: &Model, op: OpId, attr: &NamedAttr, index: Option<u32>) -> Option<TensorSharding> {
+fn one(model: &Model, op: OpId, attr: &NamedAttr, index: Option<u32>) -> Option<SpannedSharding> {
     let base = model.op(op).start;
     let AttrKind::Sdy(s) = &attr.value.as_ref()?.kind else { return None };
     match (&**s, index) {
-        (SdyAttr::Sharding(s), None) => Some(TensorSharding::from_ast(s, base)),
+        (SdyAttr::Sharding(s), None) => Some(SpannedSharding::from_ast(s, base)),
         (SdyAttr::PerValue(p), Some(i)) => {
-            p.shardings.get(i as usize).map(|s| TensorSharding::from_ast(s, base))
+            p.shardings.get(i as usize).map(|s| SpannedSharding::from_ast(s, base))
         }
         _ => None,
     }
@@ -189,7 +184,7 @@ fn sdy_op_summary(name: &str) -> Option<&'static str> {
 
 /// An op, by its name: operands and results, result shardings, its sharding rule.
 /// ` → per device `tensor<...>`` for the value at `site` sharded `s`, or nothing.
-fn per_device(model: &Model, op: OpId, site: &Site, s: &TensorSharding) -> String {
+fn per_device(model: &Model, op: OpId, site: &Site, s: &crate::sharding::TensorSharding) -> String {
     let ty = site_type(model, op, site);
     let local = ty
         .as_ref()
@@ -200,7 +195,7 @@ fn per_device(model: &Model, op: OpId, site: &Site, s: &TensorSharding) -> Strin
 
 /// A `#sdy.sharding_per_value<[...]>` as a whole (hovered on its name): each entry with
 /// the value it shards and its per-device shape.
-pub fn explain_per_value(model: &Model, op: OpId, entries: &[(Site, TensorSharding)]) -> String {
+pub fn explain_per_value(model: &Model, op: OpId, entries: &[(Site, SpannedSharding)]) -> String {
     let info = model.op(op);
     let n = entries.len();
     let mut out = format!(
@@ -215,7 +210,7 @@ pub fn explain_per_value(model: &Model, op: OpId, entries: &[(Site, TensorShardi
         };
         let who = value.map_or_else(|| format!("#{i}"), |name| format!("`{name}`"));
         let local = per_device(model, op, site, s);
-        let _ = writeln!(out, "- {who}: `{}`{local}", s.body());
+        let _ = writeln!(out, "- {who}: `{}`{local}", s.value);
     }
     out.push_str("\nHover an entry for its explanation.");
     out
@@ -242,7 +237,7 @@ pub fn explain_op(model: &Model, src: &str, op: OpId) -> String {
     for (i, &v) in info.results.iter().enumerate() {
         if let Some((s, _, _)) = value_sharding(model, v) {
             let local = per_device(model, op, &Site::Result(i as u32), &s);
-            let _ = writeln!(out, "- `{}`: `{}`{local}", model.value(v).name, s.body());
+            let _ = writeln!(out, "- `{}`: `{}`{local}", model.value(v).name, s.value);
         }
     }
     if let Some(rule) = super::rule::explain_op_rule(model, src, op) {

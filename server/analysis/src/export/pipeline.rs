@@ -3,7 +3,7 @@
 //!
 //! Each step is looked up by its flag in the pass registry ([`crate::passes::pass_info`]),
 //! so a pass written later joins the pipeline by being registered; a step whose pass
-//! is not registered yet is skipped (see [`missing_steps`]). The two canonicalizer
+//! is not registered yet is skipped. The two canonicalizer
 //! runs enable only the patterns of one label, as Shardy does.
 
 use crate::canonicalize::{collective_label_patterns, reshard_label_patterns, rewrite_greedily};
@@ -95,22 +95,6 @@ pub fn steps(o: &PassOptions) -> Vec<Step> {
         v.push(pass("-sdy-inline-meshes".into()));
     }
     v
-}
-
-/// The flags of `steps` whose pass is not registered (yet): the pipeline skips them.
-pub fn missing_steps(steps: &[Step]) -> Vec<String> {
-    steps
-        .iter()
-        .filter_map(|s| match s {
-            Step::Pass(flag) => {
-                let name = flag.trim_start_matches('-');
-                let name = name.split_once('=').map_or(name, |(n, _)| n);
-                let known = pass_info(name).is_some_and(|p| p.create.is_some());
-                (!known).then(|| name.to_string())
-            }
-            _ => None,
-        })
-        .collect()
 }
 
 enum Runnable {

@@ -15,7 +15,7 @@
 //! hovers (the explanation `explain` gives a written sharding) and definitions.
 
 mod check;
-pub mod escape;
+pub(crate) mod escape;
 mod explain;
 pub mod gspmd;
 mod gspmd_hover;
@@ -24,7 +24,7 @@ mod sdy_text;
 pub mod sites;
 
 use crate::diag::Diagnostic;
-use crate::model::sharding::{Mesh, MeshRef, TensorSharding};
+use crate::model::sharding::{SpannedMesh, SpannedSharding};
 use crate::model::{Model, OpId};
 use sdy_syntax::sdy::{MeshAst, SdyAttr, ShardingAst};
 use sdy_syntax::tree::{AttrKind, Children, Chunk, Op};
@@ -106,7 +106,7 @@ pub fn definition(scope: &Scope, op: Option<OpId>, offset: u32) -> Option<Span> 
 pub struct StringMesh {
     pub name: String,
     pub name_span: Span,
-    pub mesh: Mesh,
+    pub mesh: SpannedMesh,
 }
 
 /// The meshes an `xla.sdy.meshes` string defines (none for other strings).
@@ -129,7 +129,11 @@ fn string_meshes(e: &Embedded) -> Vec<StringMesh> {
 }
 
 /// The mesh named `name`: an `sdy.mesh` of the module, else one of `meshes`.
-fn find_mesh<'m>(model: &'m Model, meshes: &'m [StringMesh], name: &str) -> Option<&'m Mesh> {
+fn find_mesh<'m>(
+    model: &'m Model,
+    meshes: &'m [StringMesh],
+    name: &str,
+) -> Option<&'m SpannedMesh> {
     model
         .mesh(name)
         .and_then(|m| m.mesh.as_ref())
@@ -147,43 +151,22 @@ impl SpanMap<'_> {
         self.e.text.source_span(self.read.text_span(s))
     }
 
-    fn mesh(&self, ast: &MeshAst) -> Mesh {
-        let mut m = Mesh::from_ast(ast, 0);
-        self.remap_mesh(&mut m);
+    fn mesh(&self, ast: &MeshAst) -> SpannedMesh {
+        let mut m = SpannedMesh::from_ast(ast, 0);
+        m.map_spans(|s| self.span(s));
         m
     }
 
-    fn remap_mesh(&self, m: &mut Mesh) {
-        m.span = self.span(m.span);
-        for a in &mut m.axes {
-            a.span = self.span(a.span);
-        }
-    }
-
-    fn sharding(&self, ast: &ShardingAst) -> TensorSharding {
-        let mut s = TensorSharding::from_ast(ast, 0);
-        match &mut s.mesh {
-            MeshRef::Symbol { span, .. } => *span = self.span(*span),
-            MeshRef::Inline(m) => self.remap_mesh(m),
-        }
-        for d in &mut s.dims {
-            d.span = self.span(d.span);
-            for a in &mut d.axes {
-                a.span = self.span(a.span);
-            }
-        }
-        for a in s.replicated.iter_mut().chain(s.unreduced.iter_mut()) {
-            a.span = self.span(a.span);
-        }
-        s.span = self.span(s.span);
-        s.dims_span = self.span(s.dims_span);
+    fn sharding(&self, ast: &ShardingAst) -> SpannedSharding {
+        let mut s = SpannedSharding::from_ast(ast, 0);
+        s.map_spans(|x| self.span(x));
         s
     }
 }
 
 /// The shardings of a read `#sdy.sharding` or `#sdy.sharding_per_value`, with their
 /// spans in the source; `None` for any other attribute.
-fn read_shardings(read: &sdy_text::Read, e: &Embedded) -> Option<(bool, Vec<TensorSharding>)> {
+fn read_shardings(read: &sdy_text::Read, e: &Embedded) -> Option<(bool, Vec<SpannedSharding>)> {
     let map = SpanMap { read, e };
     let AttrKind::Sdy(s) = &read.value.as_ref()?.kind else { return None };
     match &**s {

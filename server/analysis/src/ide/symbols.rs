@@ -99,17 +99,17 @@ fn top_symbol(
         }
         _ => {
             let m = *meshes.get(&id)?;
-            let axes = m.mesh.iter().flat_map(|mesh| &mesh.axes);
+            let axes = m.mesh.iter().flat_map(|mesh| mesh.axes.iter().zip(&mesh.axis_spans));
             let children = axes
-                .map(|a| DocSymbol {
-                    name: format!("\"{}\"", a.name),
-                    detail: Some(format!("size {}", a.size)),
+                .map(|(a, &span)| DocSymbol {
+                    name: format!("\"{}\"", a.0),
+                    detail: Some(format!("size {}", a.1)),
                     kind: SymbolKind::MeshAxis,
-                    span: a.span,
+                    span,
                     // The quoted name starts the axis (`"x"=4`).
                     selection: Span::new(
-                        a.span.start,
-                        (a.span.start + a.name.len() as u32 + 2).min(a.span.end),
+                        span.start,
+                        (span.start + a.0.len() as u32 + 2).min(span.end),
                     ),
                     children: Vec::new(),
                 })

@@ -15,7 +15,7 @@ pub mod track;
 
 use sdy_syntax::tree::{Custom, Op, SigForm, Str, Type};
 use sdy_syntax::Span;
-use sharding::Mesh;
+use sharding::SpannedMesh;
 use smallvec::SmallVec;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -110,7 +110,7 @@ pub struct MeshSymbol {
     pub op: OpId,
     /// Absolute span of `@name` in `sdy.mesh @name`.
     pub name_span: Span,
-    pub mesh: Option<Mesh>,
+    pub mesh: Option<SpannedMesh>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -147,12 +147,15 @@ pub struct Model {
 }
 
 impl Model {
-    // The accessors note what they read (see `track`).
+    // The accessors note what they read (see `track`). Inlined: the verifier calls them
+    // per fact, and whether they inline otherwise depends on how codegen units split.
 
+    #[inline]
     pub fn op(&self, id: OpId) -> &OpInfo {
         track::note(track::OP | id);
         &self.ops[id as usize]
     }
+    #[inline]
     pub fn value(&self, id: ValueId) -> &ValueInfo {
         track::note(track::VALUE | id);
         &self.values[id as usize]
@@ -428,7 +431,7 @@ impl Model {
                         match &v.kind {
                             sdy_syntax::tree::AttrKind::Sdy(s) => match &**s {
                                 sdy_syntax::sdy::SdyAttr::Mesh(m) => {
-                                    Some(Mesh::from_ast(m, info.start))
+                                    Some(SpannedMesh::from_ast(m, info.start))
                                 }
                                 _ => None,
                             },

@@ -575,7 +575,9 @@ impl Model {
         let mut out: Vec<_> = self
             .meshes
             .iter()
-            .map(|m| (m.name.clone(), m.mesh.clone().map(without_spans), ops.contains(&m.op)))
+            .map(|m| {
+                (m.name.clone(), m.mesh.as_ref().map(|x| x.value.clone()), ops.contains(&m.op))
+            })
             .collect();
         out.sort_by(|x, y| x.0.cmp(&y.0));
         out
@@ -647,11 +649,3 @@ fn symbol_defined(op: &sdy_syntax::tree::Op) -> Option<(bool, &str)> {
     }
 }
 
-/// A mesh with its positions cleared (compared by content).
-fn without_spans(mut m: super::sharding::Mesh) -> super::sharding::Mesh {
-    m.span = Span::default();
-    for a in &mut m.axes {
-        a.span = Span::default();
-    }
-    m
-}

@@ -16,8 +16,8 @@
 //!   MLIR's once-per-process warning flags and whether ops are printed in notes.
 
 mod pipeline_text;
-pub mod populate_rules;
-pub mod verify_after;
+pub(crate) mod populate_rules;
+pub(crate) mod verify_after;
 
 pub use crate::pass::parse_bool;
 pub use pipeline_text::parse_pass_pipeline;

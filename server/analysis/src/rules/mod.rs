@@ -17,8 +17,8 @@
 
 mod builder;
 pub mod registry;
-pub mod rule;
-pub mod stablehlo_attrs;
+pub(crate) mod rule;
+pub(crate) mod stablehlo_attrs;
 
 pub use registry::Registered;
 pub use rule::{Factor, FactorType, OpShardingRule, TensorMapping};

@@ -1,10 +1,10 @@
 //! Meshes, axis refs and tensor shardings as values: what Shardy's attribute classes
 //! hold, built from the syntax trees or by passes, printed in Shardy's canonical form
 //! (`#sdy.sharding<@m, [{"a", ?}, {}p1], replicated={"b"}, unreduced=max{"c"}>`), with
-//! the axis algebra of `AxisRefAttr` in [`axis`]. The semantic model keeps its own
-//! spanned copies (`model::sharding`) and converts to these for the algebra and printing.
+//! the axis algebra of `AxisRefAttr` in [`axis`]. The semantic model keeps these values
+//! with their spans beside them (`model::sharding`).
 
-pub mod axis;
+pub(crate) mod axis;
 
 use sdy_syntax::escape::{symbol_ref, unescape, write_escaped};
 use sdy_syntax::sdy::{AxisRefAst, MeshAst, MeshRefAst, ShardingAst};
@@ -70,6 +70,32 @@ impl fmt::Display for DimSharding {
     }
 }
 
+impl DimSharding {
+    /// The number of shards: the product of the axes' sizes; `None` when an axis is not
+    /// in `mesh`, or the product overflows or is below 1.
+    pub fn shard_count(&self, mesh: &Mesh) -> Option<i64> {
+        let n = self.axes.iter().try_fold(1i64, |acc, a| {
+            let full = mesh.axis(&a.name)?.1;
+            acc.checked_mul(a.sub.map_or(full, |(_, k)| k))
+        })?;
+        (n >= 1).then_some(n)
+    }
+    /// The per-device size of a dimension of `size` elements: divided by the number of
+    /// shards, rounded up (devices hold padded shards).
+    pub fn local_size(&self, size: i64, mesh: &Mesh) -> Option<i64> {
+        Some(crate::shape::ceil_div(size, self.shard_count(mesh)?))
+    }
+}
+
+/// The per-device shape of `dims` under `s` (see [`DimSharding::local_size`]); `None`
+/// when the ranks differ or a dimension's number of shards is unknown.
+pub fn local_shape(dims: &[i64], s: &TensorSharding, mesh: &Mesh) -> Option<Vec<i64>> {
+    if s.dims.len() != dims.len() {
+        return None;
+    }
+    dims.iter().zip(&s.dims).map(|(&d, ds)| ds.local_size(d, mesh)).collect()
+}
+
 /// The body of a mesh: `<["a"=2, "b"=4], device_ids=[...]>`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Mesh {
@@ -79,6 +105,27 @@ pub struct Mesh {
 }
 
 impl Mesh {
+    /// No axes and no device ids.
+    pub fn is_empty(&self) -> bool {
+        self.axes.is_empty() && self.device_ids.is_empty()
+    }
+    /// No axes and exactly one device id.
+    pub fn is_maximal(&self) -> bool {
+        self.axes.is_empty() && self.device_ids.len() == 1
+    }
+    /// Explicit device ids, `None` for iota order.
+    pub fn explicit_device_ids(&self) -> Option<&[i64]> {
+        (!self.device_ids.is_empty()).then_some(&self.device_ids[..])
+    }
+    /// The axis `name` and its size.
+    pub fn axis(&self, name: &str) -> Option<&(String, i64)> {
+        self.axes.iter().find(|a| a.0 == name)
+    }
+    /// The number of devices (1 for empty and maximal meshes); `None` when it does not
+    /// fit an `i64` or an axis size is below 1.
+    pub fn device_count(&self) -> Option<i64> {
+        self.axes.iter().try_fold(1i64, |acc, a| if a.1 < 1 { None } else { acc.checked_mul(a.1) })
+    }
     /// Drops `device_ids` equal to iota of the device count when the mesh has axes,
     /// as Shardy's mesh builder does while parsing.
     pub fn canonicalize(&mut self) {
@@ -157,6 +204,17 @@ impl TensorSharding {
     pub fn attr(&self) -> String {
         format!("#sdy.sharding{self}")
     }
+    /// The name of a symbol mesh.
+    pub fn mesh_name(&self) -> Option<&str> {
+        match &self.mesh {
+            MeshRef::Symbol(name) => Some(name),
+            MeshRef::Inline(_) => None,
+        }
+    }
+    /// Every axis ref of the sharding: dimensions, then replicated, then unreduced.
+    pub fn all_axes(&self) -> impl Iterator<Item = &AxisRef> {
+        self.dims.iter().flat_map(|d| &d.axes).chain(&self.replicated).chain(&self.unreduced)
+    }
 }
 
 pub(crate) fn axis_list(f: &mut fmt::Formatter<'_>, axes: &[AxisRef]) -> fmt::Result {
@@ -173,6 +231,12 @@ pub(crate) fn axis_list(f: &mut fmt::Formatter<'_>, axes: &[AxisRef]) -> fmt::Re
 impl fmt::Display for TensorSharding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "<{}, {}>", self.mesh, WithoutMesh(self))
+    }
+}
+
+impl AsRef<TensorSharding> for TensorSharding {
+    fn as_ref(&self) -> &TensorSharding {
+        self
     }
 }
 
@@ -209,7 +273,8 @@ impl fmt::Display for WithoutMesh<'_> {
 
 impl AxisRef {
     pub fn from_ast(a: &AxisRefAst) -> AxisRef {
-        AxisRef { name: unescape(&a.name).into(), sub: a.sub.map(|s| (s.pre_size, s.size)) }
+        let name = if a.name.contains('\\') { unescape(&a.name).into() } else { a.name.clone() };
+        AxisRef { name, sub: a.sub.map(|s| (s.pre_size, s.size)) }
     }
     pub fn list_from_ast(v: &[AxisRefAst]) -> Vec<AxisRef> {
         v.iter().map(AxisRef::from_ast).collect()
@@ -219,7 +284,7 @@ impl AxisRef {
 impl Mesh {
     pub fn from_ast(m: &MeshAst) -> Mesh {
         let mut out = Mesh {
-            axes: m.axes.iter().map(|a| (unescape(&a.name), a.size)).collect(),
+            axes: m.axes.iter().map(|a| (decoded(&a.name), a.size)).collect(),
             device_ids: m
                 .device_ids
                 .as_ref()
@@ -228,6 +293,15 @@ impl Mesh {
         };
         out.canonicalize();
         out
+    }
+}
+
+/// A name as written, decoded (without a second pass when it has no escapes).
+fn decoded(written: &str) -> String {
+    if written.contains('\\') {
+        unescape(written)
+    } else {
+        written.to_string()
     }
 }
 

@@ -6,7 +6,7 @@ use super::messages as msg;
 use super::sharding::{resolve_mesh, verify_sharding, TypeArg};
 use super::{edges, rule, Ctx, Violation};
 use crate::diag::DiagnosticCode as C;
-use crate::model::sharding::{AxisRef, TensorSharding};
+use crate::model::sharding::{AxisRef, Spanned, SpannedSharding};
 use crate::model::{Model, OpId, OpInfo};
 use sdy_syntax::sdy::{Reduction, SdyAttr};
 use sdy_syntax::tree::{Attr, AttrDict, AttrKind, Custom, NamedAttr, Type};
@@ -46,26 +46,26 @@ fn inherent_sdy<'m>(model: &'m Model, op: OpId, key: &str) -> Option<(&'m SdyAtt
 }
 
 /// An inherent `#sdy.sharding` (`sharding`, `out_sharding`).
-pub fn inherent_sharding(model: &Model, op: OpId, key: &str) -> Option<TensorSharding> {
+pub fn inherent_sharding(model: &Model, op: OpId, key: &str) -> Option<SpannedSharding> {
     match inherent_sdy(model, op, key)? {
-        (SdyAttr::Sharding(s), base) => Some(TensorSharding::from_ast(s, base)),
+        (SdyAttr::Sharding(s), base) => Some(SpannedSharding::from_ast(s, base)),
         _ => None,
     }
 }
 
 /// An inherent per-value sharding list (`in_shardings`, `out_shardings`).
-pub fn inherent_per_value(model: &Model, op: OpId, key: &str) -> Option<Vec<TensorSharding>> {
+pub fn inherent_per_value(model: &Model, op: OpId, key: &str) -> Option<Vec<SpannedSharding>> {
     match inherent_sdy(model, op, key)? {
-        (SdyAttr::PerValue(p), base) => Some(TensorSharding::per_value(p, base)),
+        (SdyAttr::PerValue(p), base) => Some(SpannedSharding::per_value(p, base)),
         _ => None,
     }
 }
 
 /// The op's `sdy.sharding` result shardings, when it is a per-value attribute.
-pub fn result_shardings(model: &Model, op: OpId) -> Option<Vec<TensorSharding>> {
+pub fn result_shardings(model: &Model, op: OpId) -> Option<Vec<SpannedSharding>> {
     let info = model.op(op);
     match named_sdy(model, info.node.attr("sdy.sharding")?, info.start)? {
-        (SdyAttr::PerValue(p), base) => Some(TensorSharding::per_value(p, base)),
+        (SdyAttr::PerValue(p), base) => Some(SpannedSharding::per_value(p, base)),
         _ => None,
     }
 }
@@ -132,30 +132,28 @@ fn as_dict(a: &Attr) -> Option<&AttrDict> {
 }
 
 /// The `sdy.sharding` of argument `index` of a function, when it is a tensor sharding.
-pub fn func_arg_sharding(model: &Model, op: OpId, index: usize) -> Option<TensorSharding> {
+pub fn func_arg_sharding(model: &Model, op: OpId, index: usize) -> Option<SpannedSharding> {
     let info = model.op(op);
     let attr = func_arg(info, index)?.attrs?.get("sdy.sharding")?;
     match named_sdy(model, attr, info.start)? {
-        (SdyAttr::Sharding(s), base) => Some(TensorSharding::from_ast(s, base)),
+        (SdyAttr::Sharding(s), base) => Some(SpannedSharding::from_ast(s, base)),
         _ => None,
     }
 }
 
 /// The manual axes of a `sdy.manual_computation`, with their positions; `None` when
 /// written in a form we do not read (rules depending on them are then skipped).
-pub fn manual_axis_refs(op: &OpInfo) -> Option<Vec<AxisRef>> {
+pub fn manual_axis_refs(op: &OpInfo) -> Option<Vec<Spanned<AxisRef>>> {
     let Some(attr) = op.node.inherent_attr("manual_axes") else { return Some(Vec::new()) };
     match sdy(attr.value.as_ref()) {
-        Some(SdyAttr::ManualAxes(axes)) => {
-            Some(axes.iter().map(|a| AxisRef::from_ast(a, op.start)).collect())
-        }
+        Some(SdyAttr::ManualAxes(axes)) => Some(Spanned::list(axes, op.start)),
         _ => None,
     }
 }
 
 /// The manual axes of a `sdy.manual_computation` (`None`: unreadable).
 pub fn manual_axes(op: &OpInfo) -> Option<Vec<String>> {
-    manual_axis_refs(op).map(|axes| axes.into_iter().map(|a| a.name).collect())
+    manual_axis_refs(op).map(|axes| axes.iter().map(|a| a.name.to_string()).collect())
 }
 
 /// An attribute alias (`#name`): its value is elsewhere.
@@ -172,21 +170,23 @@ fn alias_name(attr: &NamedAttr) -> &str {
 }
 
 /// An inherent axis-ref list (`reduction_axes`, `axes` of replicated_to_unreduced).
-pub fn axis_list(model: &Model, op: OpId, key: &str) -> Option<Vec<AxisRef>> {
+pub fn axis_list(model: &Model, op: OpId, key: &str) -> Option<Vec<Spanned<AxisRef>>> {
     match inherent_sdy(model, op, key)? {
-        (SdyAttr::AxisList(l), base) => {
-            Some(l.iter().map(|a| AxisRef::from_ast(a, base)).collect())
-        }
+        (SdyAttr::AxisList(l), base) => Some(Spanned::list(l, base)),
         _ => None,
     }
 }
 
 /// An inherent list of per-dimension axis lists (`gathering_axes`, ...).
-pub fn axis_lists_per_dim(model: &Model, op: OpId, key: &str) -> Option<Vec<Vec<AxisRef>>> {
+pub fn axis_lists_per_dim(
+    model: &Model,
+    op: OpId,
+    key: &str,
+) -> Option<Vec<Vec<Spanned<AxisRef>>>> {
     match inherent_sdy(model, op, key)? {
-        (SdyAttr::AxisListPerDim(l), base) => Some(
-            l.iter().map(|d| d.axes.iter().map(|a| AxisRef::from_ast(a, base)).collect()).collect(),
-        ),
+        (SdyAttr::AxisListPerDim(l), base) => {
+            Some(l.iter().map(|d| Spanned::list(&d.axes, base)).collect())
+        }
         _ => None,
     }
 }
@@ -233,7 +233,7 @@ pub fn verify_discardable(cx: &Ctx, id: OpId) -> Result<(), Violation> {
 /// with the value-indexed prefix `<kind> - ` / `<kind> <i> - `.
 pub fn verify_per_value(
     cx: &Ctx,
-    shardings: &[TensorSharding],
+    shardings: &[SpannedSharding],
     types: &[TypeArg],
     owner: OpId,
     kind: &str,
@@ -279,7 +279,7 @@ fn op_sharding(cx: &Ctx, id: OpId, attr: &NamedAttr) -> Result<(), Violation> {
         return Ok(()); // an alias of something else: not ours to judge
     }
     let per_value = match named_sdy(cx.model, attr, op.start) {
-        Some((SdyAttr::PerValue(p), base)) => TensorSharding::per_value(p, base),
+        Some((SdyAttr::PerValue(p), base)) => SpannedSharding::per_value(p, base),
         _ => {
             return Err(Violation::of(
                 C::ShardingPerValue,
@@ -304,7 +304,7 @@ pub fn verify_func_attrs(cx: &Ctx, id: OpId) -> Result<(), Violation> {
         }
         let prefix = msg::indexed_prefix(kind, i);
         let s = match named_sdy(cx.model, attr, op.start) {
-            Some((SdyAttr::Sharding(s), base)) => TensorSharding::from_ast(s, base),
+            Some((SdyAttr::Sharding(s), base)) => SpannedSharding::from_ast(s, base),
             _ => {
                 let span = attr.span.shift(op.start);
                 return Err(Violation::of(

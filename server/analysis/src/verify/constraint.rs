@@ -16,5 +16,5 @@ pub fn verify(cx: &Ctx, id: OpId) -> Result<(), Violation> {
     let Some(source) = input.and_then(|v| sharding_through_barriers(cx.model, v)) else {
         return Ok(());
     };
-    verify_transition(cx, Some(&source), &sharding, Some(Reduction::Sum), Some(source.unreduced_op))
+    verify_transition(cx, Some(&source), &sharding, Some(Reduction::Sum), Some(source.reduction))
 }

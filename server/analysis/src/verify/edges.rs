@@ -214,10 +214,13 @@ fn endpoint_value(cx: &Ctx, op: OpId, r: ValueRef) -> Option<u32> {
 }
 
 /// Shardy's common mesh of shardings: empty meshes are ignored; `None` when two differ.
-pub fn common_mesh<'m>(cx: &'m Ctx, shardings: &'m [TensorSharding]) -> Option<&'m Mesh> {
+pub fn common_mesh<'m, S: AsRef<TensorSharding>>(
+    cx: &'m Ctx,
+    shardings: &'m [S],
+) -> Option<&'m Mesh> {
     let mut mesh: Option<&Mesh> = None;
     for s in shardings {
-        let other = resolve_mesh(cx.model, s);
+        let other = resolve_mesh(cx.model, s.as_ref());
         match mesh {
             None => mesh = other,
             Some(m) if m.is_empty() => mesh = other,

@@ -9,8 +9,9 @@ use super::sharding::{resolve_mesh, verify_sharding, TypeArg};
 use super::values::is_collective;
 use super::Ctx;
 use crate::diag::{Diagnostic, DiagnosticCode, Origin, Severity};
-use crate::model::sharding::TensorSharding;
+use crate::model::sharding::SpannedSharding;
 use crate::model::OpId;
+use crate::sharding::axis::MeshAxes;
 use sdy_syntax::tree::{Custom, Dim, Type};
 use sdy_syntax::Span;
 
@@ -36,13 +37,13 @@ fn hint(span: Span, severity: Severity, code: DiagnosticCode, message: String) -
 }
 
 /// Every sharding an op carries, with the type of the value it shards.
-fn shardings_with_types<'m>(cx: &Ctx<'m>, id: OpId) -> Vec<(TensorSharding, Option<&'m Type>)> {
+fn shardings_with_types<'m>(cx: &Ctx<'m>, id: OpId) -> Vec<(SpannedSharding, Option<&'m Type>)> {
     let m = cx.model;
     let op = m.op(id);
-    let results = |s: Vec<TensorSharding>| -> Vec<(TensorSharding, Option<&'m Type>)> {
+    let results = |s: Vec<SpannedSharding>| -> Vec<(SpannedSharding, Option<&'m Type>)> {
         s.into_iter().enumerate().map(|(i, s)| (s, m.result_type(id, i))).collect()
     };
-    let operands = |s: Vec<TensorSharding>| -> Vec<(TensorSharding, Option<&'m Type>)> {
+    let operands = |s: Vec<SpannedSharding>| -> Vec<(SpannedSharding, Option<&'m Type>)> {
         s.into_iter().enumerate().map(|(i, s)| (s, m.operand_type(id, i))).collect()
     };
     let mut out = attrs::result_shardings(m, id).map(results).unwrap_or_default();
@@ -67,7 +68,7 @@ fn shardings_with_types<'m>(cx: &Ctx<'m>, id: OpId) -> Vec<(TensorSharding, Opti
                     if let Some(sdy_syntax::sdy::SdyAttr::Sharding(s)) =
                         attrs::sdy(attr.and_then(|a| a.value.as_ref()))
                     {
-                        out.push((TensorSharding::from_ast(s, op.start), Some(&r.ty)));
+                        out.push((SpannedSharding::from_ast(s, op.start), Some(&r.ty)));
                     }
                 }
             }
@@ -81,7 +82,7 @@ fn shardings_with_types<'m>(cx: &Ctx<'m>, id: OpId) -> Vec<(TensorSharding, Opti
 fn padded_dimensions(
     cx: &Ctx,
     id: OpId,
-    s: &TensorSharding,
+    s: &SpannedSharding,
     ty: Option<&Type>,
     out: &mut Vec<Diagnostic>,
 ) {
@@ -94,13 +95,13 @@ fn padded_dimensions(
         // Checked: axis sizes multiply past i64 in hostile (or mistaken) meshes.
         let shards = dim.axes.iter().try_fold(1i64, |acc, a| {
             acc.checked_mul(
-                a.sub.map_or_else(|| mesh.axis(&a.name).map_or(1, |m| m.size), |(_, sub)| sub),
+                a.sub.map_or_else(|| mesh.axis(&a.name).map_or(1, |m| m.1), |(_, sub)| sub),
             )
         });
         if shards.is_none_or(|shards| shards > 1 && size % shards != 0) {
             let padded = shards.and_then(|s| size.checked_add(s - 1).map(|x| x / s * s));
             let m = msg::padded_dimension(d, size, shards, padded);
-            hints.push(hint(dim.span, Severity::Hint, DiagnosticCode::PaddedDimension, m));
+            hints.push(hint(s.dim_spans[d], Severity::Hint, DiagnosticCode::PaddedDimension, m));
         }
     }
     // Only for shardings that are otherwise valid.
@@ -112,13 +113,13 @@ fn padded_dimensions(
 /// Manual axes written out of mesh order (Shardy sorts them silently).
 fn manual_axes_order(cx: &Ctx, id: OpId, out: &mut Vec<Diagnostic>) {
     let Some(axes) = manual_axis_refs(cx.model.op(id)) else { return };
-    let shardings: Vec<TensorSharding> = ["in_shardings", "out_shardings"]
+    let shardings: Vec<SpannedSharding> = ["in_shardings", "out_shardings"]
         .iter()
         .flat_map(|k| inherent_per_value(cx.model, id, k).unwrap_or_default())
         .collect();
     let Some(mesh) = common_mesh(cx, &shardings) else { return };
     let Some(indices) =
-        axes.iter().map(|a| mesh.axis_index(&a.name)).collect::<Option<Vec<usize>>>()
+        axes.iter().map(|a| mesh.axis_position(&a.name)).collect::<Option<Vec<usize>>>()
     else {
         return;
     };
@@ -126,7 +127,7 @@ fn manual_axes_order(cx: &Ctx, id: OpId, out: &mut Vec<Diagnostic>) {
         return;
     }
     let mut sorted: Vec<&str> = axes.iter().map(|a| a.name.as_str()).collect();
-    sorted.sort_by_key(|n| mesh.axis_index(n));
+    sorted.sort_by_key(|n| mesh.axis_position(n));
     let list = sorted.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ");
     let span = axes[0].span.cover(axes[axes.len() - 1].span);
     out.push(hint(

@@ -11,7 +11,7 @@ use super::sharding::{bound_axis_violation, bound_manual_axes, resolve_mesh, Typ
 use super::values::{ranked_tensor_string, type_string};
 use super::{Ctx, Violation};
 use crate::diag::DiagnosticCode as C;
-use crate::model::sharding::{AxisRef, TensorSharding};
+use crate::model::sharding::{AxisRef, SpannedSharding};
 use crate::model::OpId;
 use crate::sharding::axis;
 use sdy_syntax::tree::{Dim, Type, TypeKind};
@@ -38,13 +38,13 @@ struct Side<'a> {
     global: Vec<TypeArg<'a>>,
     /// The body's types, each with the offset its span is relative to.
     local: Vec<Option<(&'a Type, u32)>>,
-    shardings: Vec<TensorSharding>,
+    shardings: Vec<SpannedSharding>,
 }
 
 pub fn verify_symbol_uses(cx: &Ctx, id: OpId) -> Result<(), Violation> {
     let op = cx.model.op(id);
     let Some(axes) = manual_axis_refs(op) else { return Ok(()) };
-    let manual: Vec<String> = axes.iter().map(|a| a.name.clone()).collect();
+    let manual: Vec<String> = axes.iter().map(|a| a.name.to_string()).collect();
     let in_shardings = inherent_per_value(cx.model, id, "in_shardings").unwrap_or_default();
     let out_shardings = inherent_per_value(cx.model, id, "out_shardings").unwrap_or_default();
     let args = op.region_args.first().cloned().unwrap_or_default();
@@ -74,7 +74,7 @@ pub fn verify_symbol_uses(cx: &Ctx, id: OpId) -> Result<(), Violation> {
     if operands.shardings.is_empty() && results.shardings.is_empty() {
         return Ok(());
     }
-    let all: Vec<TensorSharding> =
+    let all: Vec<SpannedSharding> =
         operands.shardings.iter().chain(&results.shardings).cloned().collect();
     let mesh = common_mesh(cx, &all);
     if mesh.is_none() && !axes.is_empty() {
@@ -107,8 +107,7 @@ fn verify_side(cx: &Ctx, id: OpId, side: &Side, manual: &[String]) -> Result<(),
         let m = msg::region_values_count(side.kind, side.global.len(), side.local.len());
         return Err(Violation::of(C::ManualComputation, m, cx.model.op(id).name_span()));
     }
-    // Manual axis names and the refs' names are both as written.
-    let is_manual = |a: &AxisRef| manual.contains(&a.name);
+    let is_manual = |a: &AxisRef| manual.iter().any(|m| *m == a.name);
     for (i, s) in side.shardings.iter().enumerate() {
         for (d, dim) in s.dims.iter().enumerate() {
             let axes = &dim.axes;
@@ -118,10 +117,10 @@ fn verify_side(cx: &Ctx, id: OpId, side: &Side, manual: &[String]) -> Result<(),
                     side.kind,
                     i,
                     d,
-                    &axes[k].display(),
-                    &axes[k - 1].display(),
+                    &axes[k].to_string(),
+                    &axes[k - 1].to_string(),
                 );
-                return Err(Violation::of(C::ManualComputation, m, dim.axes[k].span));
+                return Err(Violation::of(C::ManualComputation, m, s.dim_axis_spans(d)[k]));
             }
         }
         let (TypeArg::Of(global), Some((local, base))) = (side.global[i], side.local[i]) else {
@@ -130,7 +129,7 @@ fn verify_side(cx: &Ctx, id: OpId, side: &Side, manual: &[String]) -> Result<(),
         let TypeKind::Tensor { shape: Some(shape), elem, .. } = &*global.kind else { continue };
         let Some(mesh) = resolve_mesh(cx.model, s) else { continue };
         let mut local_dims = Vec::with_capacity(shape.len());
-        for (size, dim) in shape.iter().zip(&s.dims) {
+        for (d, (size, dim)) in shape.iter().zip(&s.dims).enumerate() {
             match size {
                 Dim::Dynamic => local_dims.push(Dim::Dynamic),
                 Dim::Static(n) => {
@@ -138,13 +137,13 @@ fn verify_side(cx: &Ctx, id: OpId, side: &Side, manual: &[String]) -> Result<(),
                         .axes
                         .iter()
                         .filter(|a| is_manual(a))
-                        .map(|a| axis::size(&a.value(), mesh))
+                        .map(|a| axis::size(a, mesh))
                         .product();
                     if manual_size == 0 || n % manual_size != 0 {
                         return Err(Violation::of(
                             C::ManualComputation,
                             msg::manual_axes_not_dividing(side.kind, *n, manual_size),
-                            dim.span,
+                            s.dim_spans[d],
                         ));
                     }
                     local_dims.push(Dim::Static(n / manual_size));

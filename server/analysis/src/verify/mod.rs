@@ -11,7 +11,7 @@
 //! module-wide ones ([`verify_module`]). The output is sorted by position, then by
 //! [`Order`] (the order the checks run in), so it does not depend on how it was made.
 
-pub mod attrs;
+pub(crate) mod attrs;
 mod collective;
 mod constraint;
 mod data_flow;
@@ -24,10 +24,10 @@ mod named_computation;
 mod op_names;
 pub(crate) mod parse_time;
 mod rule;
-pub mod sharding;
+pub(crate) mod sharding;
 mod stablehlo;
 mod unreduced;
-pub mod values;
+pub(crate) mod values;
 mod view;
 
 use crate::diag::{Diagnostic, DiagnosticCode, Note, Origin, Stage};
@@ -138,7 +138,7 @@ pub enum Phase {
 }
 
 /// Within [`Phase::Op`], for one op: what MLIR checks first.
-pub mod step {
+pub(crate) mod step {
     pub const ENTRY: u8 = 0;
     pub const EXIT: u8 = 1;
     pub const DOMINANCE: u8 = 2;

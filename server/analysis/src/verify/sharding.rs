@@ -5,7 +5,7 @@ use super::messages as msg;
 use super::values::type_string;
 use super::Violation;
 use crate::diag::DiagnosticCode as C;
-use crate::model::sharding::{AxisRef, Mesh, MeshRef, TensorSharding};
+use crate::model::sharding::{AxisRef, Mesh, MeshRef, Spanned, SpannedSharding};
 use crate::model::{Model, OpId};
 use crate::sharding::axis::{self, mesh_cmp, MeshAxes};
 use sdy_syntax::tree::{Type, TypeKind};
@@ -23,15 +23,18 @@ pub enum TypeArg<'a> {
 }
 
 /// Resolves the mesh of a sharding: inline, or a `sdy.mesh` of the module.
-pub fn resolve_mesh<'m>(model: &'m Model, s: &'m TensorSharding) -> Option<&'m Mesh> {
+pub fn resolve_mesh<'m>(
+    model: &'m Model,
+    s: &'m crate::sharding::TensorSharding,
+) -> Option<&'m Mesh> {
     match &s.mesh {
         MeshRef::Inline(m) => Some(m),
-        MeshRef::Symbol { name, .. } => model.mesh(name).and_then(|m| m.mesh.as_ref()),
+        MeshRef::Symbol(name) => model.mesh(name).and_then(|m| m.mesh.as_deref()),
     }
 }
 
 /// Whether the sharding has dimensions, replicated or unreduced axes.
-fn has_rank_or_axes(s: &TensorSharding) -> bool {
+fn has_rank_or_axes(s: &crate::sharding::TensorSharding) -> bool {
     !s.dims.is_empty() || !s.replicated.is_empty() || !s.unreduced.is_empty()
 }
 
@@ -39,16 +42,18 @@ fn has_rank_or_axes(s: &TensorSharding) -> bool {
 /// computations bind axes).
 pub fn verify_sharding(
     model: &Model,
-    s: &TensorSharding,
+    s: &SpannedSharding,
     ty: TypeArg,
     owner: OpId,
 ) -> Result<(), Violation> {
     // S1: the mesh.
     let mesh = match &s.mesh {
         MeshRef::Inline(m) => m,
-        MeshRef::Symbol { name, span } => match model.mesh(name).and_then(|m| m.mesh.as_ref()) {
+        MeshRef::Symbol(name) => match model.mesh(name).and_then(|m| m.mesh.as_deref()) {
             Some(m) => m,
-            None => return Err(Violation::of(C::UnknownMesh, msg::unknown_mesh(name), *span)),
+            None => {
+                return Err(Violation::of(C::UnknownMesh, msg::unknown_mesh(name), s.mesh_span))
+            }
         },
     };
     // S2: maximal meshes (and shardings checked without a value).
@@ -66,7 +71,7 @@ pub fn verify_sharding(
 }
 
 /// S3–S6: the sharding fits the value's type.
-fn verify_against_type(s: &TensorSharding, ty: &Type) -> Result<(), Violation> {
+fn verify_against_type(s: &SpannedSharding, ty: &Type) -> Result<(), Violation> {
     // S3: tuples of one element stand for that element.
     let elem = match &*ty.kind {
         TypeKind::Tuple(elems) if elems.len() == 1 => &elems[0],
@@ -91,35 +96,33 @@ fn verify_against_type(s: &TensorSharding, ty: &Type) -> Result<(), Violation> {
         TypeKind::Tensor { .. } => Ok(()),
         TypeKind::Other(t) if t.starts_with("vector<") || t.starts_with("memref<") => Ok(()),
         // S4: tokens and other non-shaped types.
-        _ if has_rank_or_axes(s) => Err(Violation::of(
-            C::Sharding,
-            msg::non_shaped(&type_string(ty), &s.to_string()),
-            s.span,
-        )),
+        _ if has_rank_or_axes(s) => {
+            Err(Violation::of(C::Sharding, msg::non_shaped(&type_string(ty), &s.attr()), s.span))
+        }
         _ => Ok(()),
     }
 }
 
 /// S7–S19 on the axes of a sharding.
-pub fn verify_axes(s: &TensorSharding, mesh: &Mesh) -> Result<(), Violation> {
-    let mut seen: Vec<&AxisRef> = Vec::new();
+pub fn verify_axes(s: &SpannedSharding, mesh: &Mesh) -> Result<(), Violation> {
+    let mut seen: Vec<(&AxisRef, Span)> = Vec::new();
     for (d, dim) in s.dims.iter().enumerate() {
         if let Some(p) = dim.priority {
             if p < 0 {
-                return Err(Violation::of(C::Sharding, msg::negative_priority(d), dim.span));
+                return Err(Violation::of(C::Sharding, msg::negative_priority(d), s.dim_spans[d]));
             }
-            if dim.closed && dim.axes.is_empty() {
+            if !dim.open && dim.axes.is_empty() {
                 return Err(Violation::of(
                     C::EmptyClosedWithPriority,
                     msg::empty_closed_with_priority(d),
-                    dim.span,
+                    s.dim_spans[d],
                 ));
             }
         }
-        verify_axis_list(&dim.axes, mesh, &mut seen)?;
+        verify_axis_list(&dim.axes, s.dim_axis_spans(d), mesh, &mut seen)?;
     }
-    verify_sorted_axis_list(&s.replicated, mesh, &mut seen, "replicated")?;
-    verify_sorted_axis_list(&s.unreduced, mesh, &mut seen, "unreduced")?;
+    verify_sorted_axis_list(&s.replicated, s.replicated_spans(), mesh, &mut seen, "replicated")?;
+    verify_sorted_axis_list(&s.unreduced, s.unreduced_spans(), mesh, &mut seen, "unreduced")?;
     verify_sub_axes(&seen, mesh)
 }
 
@@ -127,49 +130,51 @@ pub fn verify_axes(s: &TensorSharding, mesh: &Mesh) -> Result<(), Violation> {
 /// in the message: replicated, unreduced, reduction, r2u).
 pub fn verify_sorted_axis_list<'a>(
     list: &'a [AxisRef],
+    spans: &[Span],
     mesh: &Mesh,
-    seen: &mut Vec<&'a AxisRef>,
+    seen: &mut Vec<(&'a AxisRef, Span)>,
     kind: &str,
 ) -> Result<(), Violation> {
     if !is_sorted_wrt_mesh(list, mesh) {
-        let span = list.first().map(|a| a.span).unwrap_or_default();
-        let span = list.last().map_or(span, |l| span.cover(l.span));
+        let span = spans.first().copied().unwrap_or_default();
+        let span = spans.last().map_or(span, |&l| span.cover(l));
         return Err(Violation::of(C::UnsortedAxes, msg::axes_not_ordered(kind), span));
     }
-    verify_axis_list(list, mesh, seen)
+    verify_axis_list(list, spans, mesh, seen)
 }
 
 /// S9–S11 on one list: known names, no duplicates (across everything in `seen`), no
-/// mergeable neighbours.
+/// mergeable neighbours. `spans`: where each ref of `list` is written.
 pub fn verify_axis_list<'a>(
     list: &'a [AxisRef],
+    spans: &[Span],
     mesh: &Mesh,
-    seen: &mut Vec<&'a AxisRef>,
+    seen: &mut Vec<(&'a AxisRef, Span)>,
 ) -> Result<(), Violation> {
-    let mut prev: Option<&AxisRef> = None;
-    for a in list {
+    let mut prev: Option<(&AxisRef, Span)> = None;
+    for (a, &span) in list.iter().zip(spans) {
         if mesh.axis(&a.name).is_none() {
-            return Err(Violation::of(C::Sharding, msg::unknown_axis(&a.name), a.span));
+            return Err(Violation::of(C::Sharding, msg::unknown_axis(&a.name), span));
         }
-        if seen.iter().any(|b| b.same(a)) {
+        if seen.iter().any(|(b, _)| *b == a) {
             return Err(Violation::of(
                 C::DuplicateAxis,
-                msg::duplicate_axis_ref(&a.display()),
-                a.span,
+                msg::duplicate_axis_ref(&a.to_string()),
+                span,
             ));
         }
-        seen.push(a);
-        if let Some(p) = prev {
-            // Only sub-axes merge: full axes skip the conversion.
-            if p.sub.is_some() && a.sub.is_some() && axis::can_merge(&p.value(), &a.value()) {
+        seen.push((a, span));
+        if let Some((p, p_span)) = prev {
+            // Only sub-axes merge.
+            if p.sub.is_some() && a.sub.is_some() && axis::can_merge(p, a) {
                 return Err(Violation::of(
                     C::MergeableSubAxes,
-                    msg::mergeable_sub_axes(&p.display(), &a.display()),
-                    p.span.cover(a.span),
+                    msg::mergeable_sub_axes(&p.to_string(), &a.to_string()),
+                    p_span.cover(span),
                 ));
             }
         }
-        prev = Some(a);
+        prev = Some((a, span));
     }
     Ok(())
 }
@@ -178,58 +183,59 @@ pub fn verify_axis_list<'a>(
 /// the mesh sorts before an unknown one; two unknown names are unordered, the first is
 /// reported next).
 pub fn is_sorted_wrt_mesh(list: &[AxisRef], mesh: &Mesh) -> bool {
-    let unknown = |a: &crate::sharding::AxisRef| mesh.axis_position(&a.name).is_none();
+    let unknown = |a: &AxisRef| mesh.axis_position(&a.name).is_none();
     list.windows(2).all(|w| {
-        let (next, prev) = (w[1].value(), w[0].value());
-        (next.name != prev.name && unknown(&next) && unknown(&prev))
-            || mesh_cmp(&next, &prev, mesh) != Ordering::Less
+        let (next, prev) = (&w[1], &w[0]);
+        (next.name != prev.name && unknown(next) && unknown(prev))
+            || mesh_cmp(next, prev, mesh) != Ordering::Less
     })
 }
 
 /// S14–S19: sub-axis validity, per axis name (in order of first appearance), each
 /// name's sub-axes in mesh order.
-fn verify_sub_axes(axes: &[&AxisRef], mesh: &Mesh) -> Result<(), Violation> {
+fn verify_sub_axes(axes: &[(&AxisRef, Span)], mesh: &Mesh) -> Result<(), Violation> {
     let mut names: Vec<&str> = Vec::new();
-    for a in axes.iter().filter(|a| a.sub.is_some()) {
+    for (a, _) in axes.iter().filter(|a| a.0.sub.is_some()) {
         if !names.contains(&a.name.as_str()) {
             names.push(&a.name);
         }
     }
     for name in names {
-        let Some(full) = mesh.axis(name).map(|a| a.size) else { continue };
-        if let Some(f) = axes.iter().find(|a| a.name == name && a.sub.is_none()) {
-            return Err(Violation::of(C::Sharding, msg::sub_and_full_axis(name), f.span));
+        let Some(full) = mesh.axis(name).map(|a| a.1) else { continue };
+        if let Some((_, f)) = axes.iter().find(|(a, _)| a.name == name && a.sub.is_none()) {
+            return Err(Violation::of(C::Sharding, msg::sub_and_full_axis(name), *f));
         }
-        let mut subs: Vec<(i64, i64, &AxisRef)> = axes
+        let mut subs: Vec<(i64, i64, Spanned<&AxisRef>)> = axes
             .iter()
-            .filter(|a| a.name == name)
-            .filter_map(|a| a.sub.map(|(p, s)| (p, s, *a)))
+            .filter(|(a, _)| a.name == name)
+            .filter_map(|&(a, span)| a.sub.map(|(p, s)| (p, s, Spanned { value: a, span })))
             .collect();
         subs.sort_by_key(|&(p, s, _)| (p, s));
-        let mut prev: Option<(i64, &AxisRef)> = None;
-        for &(pre, size, a) in &subs {
+        let mut prev: Option<(i64, &Spanned<&AxisRef>)> = None;
+        for (pre, size, a) in &subs {
+            let (pre, size) = (*pre, *size);
             if pre < 1 {
                 return Err(Violation::of(
                     C::Sharding,
-                    msg::sub_axis_pre_size(&a.display()),
+                    msg::sub_axis_pre_size(&a.to_string()),
                     a.span,
                 ));
             }
             if size <= 1 {
-                return Err(Violation::of(C::Sharding, msg::sub_axis_size(&a.display()), a.span));
+                return Err(Violation::of(C::Sharding, msg::sub_axis_size(&a.to_string()), a.span));
             }
             let next = pre.saturating_mul(size);
             if full % next != 0 {
                 return Err(Violation::of(
                     C::Sharding,
-                    msg::sub_axis_next_pre_size(next, full, &a.display()),
+                    msg::sub_axis_next_pre_size(next, full, &a.to_string()),
                     a.span,
                 ));
             }
             if size == full {
                 return Err(Violation::of(
                     C::Sharding,
-                    msg::sub_axis_full_size(&a.display()),
+                    msg::sub_axis_full_size(&a.to_string()),
                     a.span,
                 ));
             }
@@ -237,7 +243,7 @@ fn verify_sub_axes(axes: &[&AxisRef], mesh: &Mesh) -> Result<(), Violation> {
                 if prev_next > pre {
                     return Err(Violation::of(
                         C::Sharding,
-                        msg::overlapping_sub_axes(&p.display(), &a.display()),
+                        msg::overlapping_sub_axes(&p.to_string(), &a.to_string()),
                         p.span.cover(a.span),
                     ));
                 }
@@ -276,13 +282,13 @@ pub fn bound_axis_violation(model: &Model, axis: &str, focus: Span, parent: OpId
 /// S20: no axis may be manual in an enclosing `sdy.manual_computation`.
 fn verify_bound_manual_axes(
     model: &Model,
-    s: &TensorSharding,
+    s: &SpannedSharding,
     owner: OpId,
 ) -> Result<(), Violation> {
     let Some(bound) = bound_manual_axes(model, owner) else { return Ok(()) };
-    for a in s.all_axes() {
+    for (a, span) in s.axes_with_spans() {
         if let Some((_, parent)) = bound.iter().find(|(m, _)| *m == a.name) {
-            return Err(bound_axis_violation(model, &a.name, a.span, *parent));
+            return Err(bound_axis_violation(model, &a.name, span, *parent));
         }
     }
     Ok(())

@@ -7,8 +7,7 @@ use super::sharding::resolve_mesh;
 use super::values::same_mesh;
 use super::{Ctx, Violation};
 use crate::diag::DiagnosticCode as C;
-use crate::model::sharding::values;
-use crate::model::sharding::TensorSharding;
+use crate::model::sharding::{SpannedSharding, TensorSharding};
 use crate::sharding::axis::{overlaps, set_difference};
 use crate::sharding::AxisRef as Ax;
 use sdy_syntax::sdy::Reduction;
@@ -19,13 +18,13 @@ use sdy_syntax::sdy::Reduction;
 pub fn verify_transition(
     cx: &Ctx,
     operand: Option<&TensorSharding>,
-    result: &TensorSharding,
+    result: &SpannedSharding,
     introduce: Option<Reduction>,
     remove: Option<Reduction>,
 ) -> Result<(), Violation> {
     // Skipped unless the shardings agree on one mesh.
     let mut mesh = None;
-    for s in operand.into_iter().chain(std::iter::once(result)) {
+    for s in operand.into_iter().chain(std::iter::once(&result.value)) {
         if let Some(m) = resolve_mesh(cx.model, s) {
             match mesh {
                 None => mesh = Some(m),
@@ -35,12 +34,12 @@ pub fn verify_transition(
         }
     }
     let Some(mesh) = mesh else { return Ok(()) };
-    let in_axes = operand.map(|s| values(&s.unreduced)).unwrap_or_default();
-    let out_axes = values(&result.unreduced);
-    let introduced = set_difference(&out_axes, &in_axes, mesh);
-    let removed = set_difference(&in_axes, &out_axes, mesh);
+    let in_axes: &[Ax] = operand.map_or(&[], |s| &s.unreduced);
+    let out_axes = &result.unreduced;
+    let introduced = set_difference(out_axes, in_axes, mesh);
+    let removed = set_difference(in_axes, out_axes, mesh);
     let touches = |s: &TensorSharding, diff: &[Ax]| {
-        values(&s.unreduced).iter().any(|a| diff.iter().any(|d| overlaps(a, d)))
+        s.unreduced.iter().any(|a| diff.iter().any(|d| overlaps(a, d)))
     };
     let focus = result.span;
     if let Some(first) = introduced.first() {
@@ -51,9 +50,8 @@ pub fn verify_transition(
                 focus,
             ));
         };
-        if touches(result, &introduced) && result.unreduced_op != expected {
-            let m =
-                msg::cannot_introduce_reduction(result.unreduced_op.as_str(), expected.as_str());
+        if touches(result, &introduced) && result.reduction != expected {
+            let m = msg::cannot_introduce_reduction(result.reduction.as_str(), expected.as_str());
             return Err(Violation::of(C::UnreducedTransition, m, focus));
         }
     }
@@ -65,18 +63,16 @@ pub fn verify_transition(
                 focus,
             ));
         };
-        if let Some(s) = operand.filter(|s| touches(s, &removed) && s.unreduced_op != expected) {
-            let m = msg::cannot_reduce_reduction(s.unreduced_op.as_str(), expected.as_str());
+        if let Some(s) = operand.filter(|s| touches(s, &removed) && s.reduction != expected) {
+            let m = msg::cannot_reduce_reduction(s.reduction.as_str(), expected.as_str());
             return Err(Violation::of(C::UnreducedTransition, m, focus));
         }
     }
     if let Some(s) = operand {
-        let kept = out_axes.iter().any(|r| values(&s.unreduced).iter().any(|o| overlaps(o, r)));
-        if kept && s.unreduced_op != result.unreduced_op {
-            let m = msg::cannot_change_kept_reduction(
-                s.unreduced_op.as_str(),
-                result.unreduced_op.as_str(),
-            );
+        let kept = out_axes.iter().any(|r| s.unreduced.iter().any(|o| overlaps(o, r)));
+        if kept && s.reduction != result.reduction {
+            let m =
+                msg::cannot_change_kept_reduction(s.reduction.as_str(), result.reduction.as_str());
             return Err(Violation::of(C::UnreducedTransition, m, focus));
         }
     }

@@ -97,9 +97,7 @@ pub fn value_loc(model: &Model, v: ValueId) -> u32 {
 
 /// Mesh equality as MLIR compares `MeshAttr`s: axes (names and sizes) and device ids.
 pub fn same_mesh(a: &Mesh, b: &Mesh) -> bool {
-    a.device_ids == b.device_ids
-        && a.axes.len() == b.axes.len()
-        && a.axes.iter().zip(&b.axes).all(|(x, y)| x.name == y.name && x.size == y.size)
+    a.device_ids == b.device_ids && a.axes.len() == b.axes.len() && a.axes == b.axes
 }
 
 /// The op defining `v`, or owning the block `v` is an argument of.
@@ -159,7 +157,7 @@ pub fn value_sharding(model: &Model, v: ValueId) -> Option<TensorSharding> {
         let owner = edge_owner(model, v)?;
         let uses = &model.value(owner).uses;
         if uses.len() == 1 && model.op(uses[0].op).name() == "sdy.data_flow_edge" {
-            return attrs::inherent_sharding(model, uses[0].op, "sharding");
+            return attrs::inherent_sharding(model, uses[0].op, "sharding").map(|s| s.value);
         }
         value = owner;
     } else if let ValueDef::BlockArg { .. } = model.value(v).def {
@@ -172,31 +170,36 @@ pub fn value_sharding(model: &Model, v: ValueId) -> Option<TensorSharding> {
     let name = info.name();
     match model.value(value).def {
         ValueDef::BlockArg { index, .. } => match name {
-            "func.func" => attrs::func_arg_sharding(model, op, index as usize),
+            "func.func" => attrs::func_arg_sharding(model, op, index as usize).map(|s| s.value),
             "sdy.manual_computation" => {
                 let s = attrs::inherent_per_value(model, op, "in_shardings")?;
                 let manual = attrs::manual_axes(info).unwrap_or_default();
                 s.get(index as usize).map(|s| erase_manual_axes(s, &manual))
             }
-            "sdy.named_computation" => {
-                attrs::inherent_per_value(model, op, "in_shardings")?.get(index as usize).cloned()
-            }
+            "sdy.named_computation" => attrs::inherent_per_value(model, op, "in_shardings")?
+                .into_iter()
+                .nth(index as usize)
+                .map(|s| s.value),
             _ => None,
         },
         ValueDef::Result { index, .. } => {
             let key = match name {
                 "sdy.data_flow_edge" | "sdy.sharding_constraint" | "sdy.reshard" => {
-                    return attrs::inherent_sharding(model, op, "sharding")
+                    return attrs::inherent_sharding(model, op, "sharding").map(|s| s.value)
                 }
                 n if is_collective(n) => {
-                    return attrs::inherent_sharding(model, op, "out_sharding")
+                    return attrs::inherent_sharding(model, op, "out_sharding").map(|s| s.value)
                 }
                 "sdy.manual_computation" | "sdy.named_computation" => "out_shardings",
                 _ => {
-                    return attrs::result_shardings(model, op)?.get(index as usize).cloned();
+                    let list = attrs::result_shardings(model, op)?;
+                    return list.into_iter().nth(index as usize).map(|s| s.value);
                 }
             };
-            attrs::inherent_per_value(model, op, key)?.get(index as usize).cloned()
+            attrs::inherent_per_value(model, op, key)?
+                .into_iter()
+                .nth(index as usize)
+                .map(|s| s.value)
         }
     }
 }

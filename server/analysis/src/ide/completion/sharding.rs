@@ -166,7 +166,7 @@ impl Cx<'_> {
             let detail = match &m.mesh {
                 Some(mesh) => {
                     let axes: Vec<String> =
-                        mesh.axes.iter().map(|a| format!("\"{}\"={}", a.name, a.size)).collect();
+                        mesh.axes.iter().map(|a| format!("\"{}\"={}", a.0, a.1)).collect();
                     let n = mesh.device_count();
                     let count = n.map_or("?".into(), |n| n.to_string());
                     let s = if n == Some(1) { "" } else { "s" };
@@ -264,7 +264,7 @@ pub(super) struct MeshAxes {
 impl MeshAxes {
     pub(super) fn named(model: &Model, name: &str) -> Option<MeshAxes> {
         let mesh = model.mesh(name)?.mesh.as_ref()?;
-        let axes = mesh.axes.iter().map(|a| (a.name.clone(), a.size)).collect();
+        let axes = mesh.axes.iter().map(|a| (a.0.clone(), a.1)).collect();
         Some(MeshAxes { name: Some(name.to_string()), axes })
     }
 

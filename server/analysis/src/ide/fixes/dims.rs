@@ -12,14 +12,15 @@ pub(super) fn fixes(model: &Model, src: &str, d: &Diagnostic) -> Option<Vec<Foun
         return None;
     }
     let Target::Sharding { sharding, .. } = locate(model, d.focus.start)? else { return None };
-    let (n, dim) = sharding.dims.iter().enumerate().find(|(_, x)| x.span == d.focus)?;
-    let text = src.get(dim.span.start as usize..dim.span.end as usize)?;
-    let close = dim.span.start + text.rfind('}')? as u32;
-    let open = Edit { span: Span::empty(dim.span.start + 1), text: "?".into() };
-    let drop = Edit { span: Span::new(close + 1, dim.span.end), text: String::new() };
+    let n = sharding.dim_spans.iter().position(|x| *x == d.focus)?;
+    let dim = sharding.dim_spans[n];
+    let text = src.get(dim.start as usize..dim.end as usize)?;
+    let close = dim.start + text.rfind('}')? as u32;
+    let open = Edit { span: Span::empty(dim.start + 1), text: "?".into() };
+    let drop = Edit { span: Span::new(close + 1, dim.end), text: String::new() };
     Some(vec![
         (
-            format!("Open dimension {n}: {{?}}{}", &text[(close - dim.span.start + 1) as usize..]),
+            format!("Open dimension {n}: {{?}}{}", &text[(close - dim.start + 1) as usize..]),
             vec![open],
             false,
         ),

@@ -4,8 +4,7 @@
 use super::{Edit, Found};
 use crate::diag::{Diagnostic, DiagnosticCode};
 use crate::explain::locate::{locate, Target};
-use crate::model::sharding::values;
-use crate::model::sharding::{AxisRef, Mesh, TensorSharding};
+use crate::model::sharding::{values, AxisRef, Mesh, Spanned, SpannedSharding};
 use crate::model::{Model, OpId};
 use crate::sharding::axis::{self, sort_and_merge};
 
@@ -27,7 +26,7 @@ pub(super) enum Where {
 /// An axis list around an offset: its axes (absolute spans), the mesh they belong to,
 /// and where the list is.
 pub(super) struct List {
-    pub axes: Vec<AxisRef>,
+    pub axes: Vec<Spanned<AxisRef>>,
     pub mesh: Option<Mesh>,
     pub place: Where,
 }
@@ -44,16 +43,16 @@ pub(super) fn list_at(model: &Model, offset: u32) -> Option<List> {
     match locate(model, offset)? {
         Target::ShardingAxis { sharding, axis, .. } => {
             let mesh = resolve_mesh(model, &sharding).cloned();
-            let same = |list: &[AxisRef]| list.iter().any(|a| a.span == axis.span);
-            let (axes, place) = if let Some(i) = sharding.dims.iter().position(|d| same(&d.axes)) {
-                (sharding.dims[i].axes.clone(), Where::Dim(i))
-            } else if same(&sharding.replicated) {
-                (sharding.replicated.clone(), Where::Replicated)
-            } else if same(&sharding.unreduced) {
-                (sharding.unreduced.clone(), Where::Unreduced)
-            } else {
-                return None;
-            };
+            let s = &sharding;
+            let lists =
+                (0..s.dims.len()).map(|i| (&s.dims[i].axes, s.dim_axis_spans(i), Where::Dim(i)));
+            let lists = lists
+                .chain([(&s.replicated, s.replicated_spans(), Where::Replicated)])
+                .chain([(&s.unreduced, s.unreduced_spans(), Where::Unreduced)]);
+            let (list, spans, place) =
+                lists.into_iter().find(|(_, spans, _)| spans.contains(&axis.span))?;
+            let axes = list.iter().zip(spans).map(|(a, &span)| Spanned { value: a.clone(), span });
+            let axes = axes.collect();
             Some(List { axes, mesh, place })
         }
         Target::ListAxis { op, key, axis, .. } => {
@@ -65,7 +64,7 @@ pub(super) fn list_at(model: &Model, offset: u32) -> Option<List> {
 }
 
 /// The list of op attribute `key` holding an axis at `span`.
-fn op_list(model: &Model, op: OpId, key: &str, span: Span) -> Option<Vec<AxisRef>> {
+fn op_list(model: &Model, op: OpId, key: &str, span: Span) -> Option<Vec<Spanned<AxisRef>>> {
     let info = model.op(op);
     let attr = info.node.inherent_attr(key).or_else(|| info.node.attr(key))?;
     let AttrKind::Sdy(s) = &attr.value.as_ref()?.kind else { return None };
@@ -77,7 +76,7 @@ fn op_list(model: &Model, op: OpId, key: &str, span: Span) -> Option<Vec<AxisRef
     };
     lists
         .into_iter()
-        .map(|l| l.iter().map(|a| AxisRef::from_ast(a, info.start)).collect::<Vec<_>>())
+        .map(|l| Spanned::list(l, info.start))
         .find(|l| l.iter().any(|a| a.span == span))
 }
 
@@ -89,8 +88,8 @@ fn op_mesh(model: &Model, op: OpId) -> Option<Mesh> {
         let Some(v) = info.node.inherent_attr(key).and_then(|a| a.value.as_ref()) else { continue };
         let AttrKind::Sdy(s) = &v.kind else { continue };
         let shardings = match &**s {
-            SdyAttr::Sharding(s) => vec![TensorSharding::from_ast(s, info.start)],
-            SdyAttr::PerValue(p) => TensorSharding::per_value(p, info.start),
+            SdyAttr::Sharding(s) => vec![SpannedSharding::from_ast(s, info.start)],
+            SdyAttr::PerValue(p) => SpannedSharding::per_value(p, info.start),
             _ => continue,
         };
         if let Some(m) = shardings.iter().find_map(|s| resolve_mesh(model, s)) {
@@ -146,13 +145,13 @@ fn merge(list: &List, d: &Diagnostic) -> Option<Found> {
     if d.code != DiagnosticCode::MergeableSubAxes || list.axes.get(i + 1).is_none() {
         return None;
     }
-    let mut merged = a.value();
+    let mut merged = a.value.clone();
     let mut j = i + 1;
-    while let Some(next) = list.axes.get(j).map(|a| a.value()) {
-        if !axis::can_merge(&merged, &next) {
+    while let Some(next) = list.axes.get(j) {
+        if !axis::can_merge(&merged, next) {
             break;
         }
-        merged = axis::merge(&merged, &next, mesh);
+        merged = axis::merge(&merged, next, mesh);
         j += 1;
     }
     let span = a.span.cover(list.axes[j - 1].span);
@@ -168,12 +167,12 @@ fn duplicate(list: &List, src: &str, d: &Diagnostic) -> Option<Found> {
         return None;
     }
     // Obvious when the first use is in the same list; else either use could go.
-    let same_list = list.axes[..i].iter().any(|b| b.same(axis));
+    let same_list = list.axes[..i].iter().any(|b| b.value == axis.value);
     let edit = removal(list, i, src)?;
     let title = match &list.place {
-        Where::Dim(n) => format!("Remove the duplicate {} from dimension {n}", axis.display()),
+        Where::Dim(n) => format!("Remove the duplicate {} from dimension {n}", **axis),
         place => {
-            format!("Remove the duplicate {} from the {} axes", axis.display(), list_name(place))
+            format!("Remove the duplicate {} from the {} axes", **axis, list_name(place))
         }
     };
     Some((title, vec![edit], same_list))

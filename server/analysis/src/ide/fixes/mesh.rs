@@ -27,7 +27,9 @@ pub(super) fn fixes(model: &Model, src: &str, d: &Diagnostic) -> Option<Vec<Foun
     let axes = used_axes(model, &name);
     let mut entries = Vec::new();
     for (axis, subs) in &axes {
-        entries.push(format!("\"{axis}\"={}", size_for(model, axis, subs)));
+        // Names are decoded: printed with MLIR's escapes.
+        let written = AxisRef::full(axis.as_str());
+        entries.push(format!("{written}={}", size_for(model, axis, subs)));
     }
     let mesh = format!("sdy.mesh @{name} = <[{}]>", entries.join(", "));
     let first = model.op(*model.top.first()?).start;
@@ -46,7 +48,7 @@ fn used_axes(model: &Model, name: &str) -> Vec<(String, Vec<(i64, i64)>)> {
         let i = match out.iter().position(|(n, _)| *n == a.name) {
             Some(i) => i,
             None => {
-                out.push((a.name.clone(), Vec::new()));
+                out.push((a.name.to_string(), Vec::new()));
                 out.len() - 1
             }
         };
@@ -56,7 +58,7 @@ fn used_axes(model: &Model, name: &str) -> Vec<(String, Vec<(i64, i64)>)> {
     };
     for id in 0..model.ops.len() as OpId {
         for s in shardings_of(model, id) {
-            if matches!(&s.mesh, MeshRef::Symbol { name: n, .. } if n == name) {
+            if matches!(&s.mesh, MeshRef::Symbol(n) if n == name) {
                 s.all_axes().for_each(&mut add);
             }
         }
@@ -68,7 +70,7 @@ fn used_axes(model: &Model, name: &str) -> Vec<(String, Vec<(i64, i64)>)> {
 fn size_for(model: &Model, axis: &str, subs: &[(i64, i64)]) -> i64 {
     if let Some(a) = model.meshes.iter().filter_map(|m| m.mesh.as_ref()).find_map(|m| m.axis(axis))
     {
-        return a.size;
+        return a.1;
     }
     let mut size = 1i64;
     for &(pre, k) in subs {
@@ -113,22 +115,22 @@ pub(super) fn shardings_of(model: &Model, id: OpId) -> Vec<TensorSharding> {
     let mut out = Vec::new();
     for a in named {
         if let Some(v) = &a.value {
-            collect(v, info.start, &mut out);
+            collect(v, &mut out);
         }
     }
     out
 }
 
-fn collect(attr: &Attr, base: u32, out: &mut Vec<TensorSharding>) {
+fn collect(attr: &Attr, out: &mut Vec<TensorSharding>) {
     match &attr.kind {
         AttrKind::Sdy(s) => match &**s {
-            SdyAttr::Sharding(s) => out.push(TensorSharding::from_ast(s, base)),
-            SdyAttr::PerValue(p) => out.extend(TensorSharding::per_value(p, base)),
+            SdyAttr::Sharding(s) => out.push(TensorSharding::from_ast(s)),
+            SdyAttr::PerValue(p) => out.extend(p.shardings.iter().map(TensorSharding::from_ast)),
             _ => {}
         },
-        AttrKind::Array(items) => items.iter().for_each(|a| collect(a, base, out)),
+        AttrKind::Array(items) => items.iter().for_each(|a| collect(a, out)),
         AttrKind::Dict(d) => {
-            d.entries.iter().filter_map(|e| e.value.as_ref()).for_each(|a| collect(a, base, out))
+            d.entries.iter().filter_map(|e| e.value.as_ref()).for_each(|a| collect(a, out))
         }
         _ => {}
     }

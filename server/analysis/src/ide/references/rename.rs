@@ -425,7 +425,7 @@ fn op_lists_name(model: &Model, id: OpId, name: &str) -> bool {
 fn same_mesh(a: &crate::model::sharding::Mesh, b: &crate::model::sharding::Mesh) -> bool {
     a.device_ids == b.device_ids
         && a.axes.len() == b.axes.len()
-        && a.axes.iter().zip(&b.axes).all(|(x, y)| x.name == y.name && x.size == y.size)
+        && a.axes.iter().zip(&b.axes).all(|(x, y)| x.0 == y.0 && x.1 == y.1)
 }
 
 fn rename_axis(cx: &Ctx, of: AxisOf, old: &str, new: &str) -> Result<Vec<Edit>, String> {

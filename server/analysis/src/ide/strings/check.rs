@@ -10,7 +10,7 @@ use super::{find_mesh, read_shardings, Scope, SpanMap, StringMesh};
 use crate::diag::DiagnosticCode as C;
 use crate::diag::{Diagnostic, Note, Origin, Severity};
 use crate::explain;
-use crate::model::sharding::{MeshRef, TensorSharding};
+use crate::model::sharding::{MeshRef, SpannedSharding, TensorSharding};
 use crate::verify::attrs::{operand_types, result_types, verify_per_value};
 use crate::verify::messages as msg;
 use crate::verify::parse_time::{mesh_problem, MeshProblem};
@@ -83,7 +83,7 @@ fn check_sdy(
                 out.push(error(whole, expected_kind(e)));
                 return;
             };
-            let resolved: Vec<TensorSharding> =
+            let resolved: Vec<SpannedSharding> =
                 shardings.into_iter().map(|s| resolve(scope, meshes, s)).collect();
             if let Err(v) = verify(scope, e, per_value, &resolved, whole) {
                 out.push(from_violation(v));
@@ -138,11 +138,11 @@ fn expected_kind(e: &Embedded) -> String {
 
 /// Binds a sharding naming a mesh of the module's `xla.sdy.meshes` to that mesh, so that
 /// the verifier (which knows only `sdy.mesh` ops) checks it against it.
-fn resolve(scope: &Scope, meshes: &[StringMesh], mut s: TensorSharding) -> TensorSharding {
-    if let MeshRef::Symbol { name, .. } = &s.mesh {
+fn resolve(scope: &Scope, meshes: &[StringMesh], mut s: SpannedSharding) -> SpannedSharding {
+    if let MeshRef::Symbol(name) = &s.value.mesh {
         if scope.model.mesh(name).is_none() {
-            if let Some(m) = meshes.iter().find(|m| &m.name == name) {
-                s.mesh = MeshRef::Inline(m.mesh.clone());
+            if let Some(m) = meshes.iter().find(|m| m.name == *name) {
+                s.value.mesh = MeshRef::Inline(m.mesh.value.clone());
             }
         }
     }
@@ -154,7 +154,7 @@ fn verify(
     scope: &Scope,
     e: &Embedded,
     per_value: bool,
-    shardings: &[TensorSharding],
+    shardings: &[SpannedSharding],
     whole: Span,
 ) -> Result<(), Violation> {
     let cx = Ctx::new(scope.model, scope.src);
@@ -319,18 +319,18 @@ fn mismatch(
 }
 
 /// The GSPMD string the shardings export to (a tuple for several).
-fn export(scope: &Scope, meshes: &[StringMesh], shardings: &[TensorSharding]) -> Option<String> {
+fn export(scope: &Scope, meshes: &[StringMesh], shardings: &[SpannedSharding]) -> Option<String> {
     let one = |s: &TensorSharding| {
         let mesh = match &s.mesh {
             MeshRef::Inline(m) => m,
-            MeshRef::Symbol { name, .. } => find_mesh(scope.model, meshes, name)?,
+            MeshRef::Symbol(name) => &find_mesh(scope.model, meshes, name)?.value,
         };
         explain::gspmd::hlo_sharding(mesh, s).ok()
     };
     match shardings {
         [s] => one(s),
         many => {
-            let parts: Option<Vec<String>> = many.iter().map(one).collect();
+            let parts: Option<Vec<String>> = many.iter().map(|s| one(s)).collect();
             Some(format!("{{{}}}", parts?.join(", ")))
         }
     }

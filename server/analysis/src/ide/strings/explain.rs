@@ -6,7 +6,7 @@ use super::sites::{Embedded, Kind, Place};
 use super::{gspmd_hover, read_shardings, sdy_text, Hover, Scope, SpanMap};
 use crate::explain::locate::{in_mesh, in_sharding, Site, Target};
 use crate::explain::{self, NamedMesh};
-use crate::model::sharding::TensorSharding;
+use crate::model::sharding::SpannedSharding;
 use crate::model::OpId;
 use sdy_syntax::sdy::SdyAttr;
 use sdy_syntax::tree::AttrKind;
@@ -23,7 +23,7 @@ pub fn hover(scope: &Scope, e: &Embedded, offset: u32) -> Option<Hover> {
 
 /// The meshes of `xla.sdy.meshes`, for the explanations.
 fn named_meshes(scope: &Scope) -> Vec<NamedMesh> {
-    scope.meshes().into_iter().map(|m| (m.name, m.mesh)).collect()
+    scope.meshes().into_iter().map(|m| (m.name, m.mesh.value)).collect()
 }
 
 /// The op and the site a sharding read from a string describes (entry `index` of a
@@ -46,7 +46,7 @@ fn sharding(scope: &Scope, e: &Embedded, offset: u32) -> Option<Hover> {
     let (per_value, shardings) = read_shardings(&read, e)?;
     let whole = SpanMap { read: &read, e }.span(read.value.as_ref()?.span);
     // A lone `#sdy.sharding<...>` answers anywhere in it; a list, on its entries.
-    let inside = |s: &TensorSharding| if per_value { s.span } else { whole }.touches(offset);
+    let inside = |s: &SpannedSharding| if per_value { s.span } else { whole }.touches(offset);
     let (index, s) = shardings.into_iter().enumerate().find(|(_, s)| inside(s))?;
     let range = if per_value { s.span } else { whole };
     let (op, site) = site_of(e, index)?;

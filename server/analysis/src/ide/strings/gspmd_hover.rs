@@ -13,7 +13,6 @@ use crate::model::sharding::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding
 use crate::shape::ceil_div;
 use sdy_syntax::sdy::Reduction;
 use sdy_syntax::tree::{Dim, Type, TypeKind};
-use sdy_syntax::Span;
 use std::fmt::Write;
 
 /// Candidate sdy shardings tried when looking for an equivalent.
@@ -194,7 +193,7 @@ fn equivalents(scope: &Scope, e: &Embedded, t: &Tiled, out: &mut String) {
     }
     let Some((name, mesh)) = obvious_mesh(scope, t.tile_count().unwrap_or(0)) else { return };
     if let Some(s) = equivalent(&name, &mesh, &target, t.data_dims()) {
-        let _ = writeln!(out, "\nsdy equivalent on `@{name}`: `{s}`");
+        let _ = writeln!(out, "\nsdy equivalent on `@{name}`: `{}`", s.attr());
     }
 }
 
@@ -217,7 +216,7 @@ fn sharding_beside(scope: &Scope, e: &Embedded) -> Option<String> {
         return None;
     }
     let (_, shardings) = read_shardings(&read, s)?;
-    let texts: Vec<String> = shardings.iter().map(ToString::to_string).collect();
+    let texts: Vec<String> = shardings.iter().map(|s| s.attr()).collect();
     Some(texts.join("`, `"))
 }
 
@@ -226,8 +225,9 @@ fn sharding_beside(scope: &Scope, e: &Embedded) -> Option<String> {
 fn obvious_mesh(scope: &Scope, devices: i64) -> Option<(String, Mesh)> {
     let mut found: Vec<(String, Mesh)> = Vec::new();
     let from_ops =
-        scope.model.meshes.iter().filter_map(|m| Some((m.name.clone(), m.mesh.clone()?)));
-    let from_strings = scope.meshes().into_iter().map(|StringMesh { name, mesh, .. }| (name, mesh));
+        scope.model.meshes.iter().filter_map(|m| Some((m.name.clone(), m.mesh.clone()?.value)));
+    let from_strings =
+        scope.meshes().into_iter().map(|StringMesh { name, mesh, .. }| (name, mesh.value));
     for (name, mesh) in from_ops.chain(from_strings) {
         if !mesh.axes.is_empty()
             && mesh.device_count() == Some(devices)
@@ -245,7 +245,7 @@ fn obvious_mesh(scope: &Scope, devices: i64) -> Option<(String, Mesh)> {
 /// A sharding on `mesh` (full axes, closed dimensions) with the same layout as
 /// `target`, trying axis assignments whose sizes give the tile counts.
 fn equivalent(name: &str, mesh: &Mesh, target: &Meaning, data: &[i64]) -> Option<TensorSharding> {
-    let axes: Vec<usize> = (0..mesh.axes.len()).filter(|&i| mesh.axes[i].size > 1).collect();
+    let axes: Vec<usize> = (0..mesh.axes.len()).filter(|&i| mesh.axes[i].1 > 1).collect();
     if axes.len() > 8 || data.len() > 16 {
         return None;
     }
@@ -267,7 +267,7 @@ fn assign(
     dims: &mut Vec<Vec<usize>>,
     budget: &mut usize,
 ) -> Option<TensorSharding> {
-    let product = |d: &[usize]| d.iter().map(|&i| mesh.axes[i].size).product::<i64>();
+    let product = |d: &[usize]| d.iter().map(|&i| mesh.axes[i].1).product::<i64>();
     if k == axes.len() {
         if dims.iter().zip(data).any(|(d, &n)| product(d) != n) {
             return None;
@@ -279,7 +279,7 @@ fn assign(
             return None;
         }
         if d < dims.len() {
-            let size = mesh.axes[axes[k]].size;
+            let size = mesh.axes[axes[k]].1;
             if data[d] % (product(&dims[d]) * size) != 0 {
                 continue;
             }
@@ -345,26 +345,19 @@ fn permutations(n: usize) -> Vec<Vec<usize>> {
 }
 
 fn sharding(name: &str, mesh: &Mesh, dims: &[Vec<usize>]) -> TensorSharding {
-    let none = Span::default();
     TensorSharding {
-        mesh: MeshRef::Symbol { name: name.to_string(), span: none },
+        mesh: MeshRef::Symbol(name.to_string()),
         dims: dims
             .iter()
             .map(|d| DimSharding {
-                axes: d
-                    .iter()
-                    .map(|&i| AxisRef { name: mesh.axes[i].name.clone(), sub: None, span: none })
-                    .collect(),
-                closed: true,
+                axes: d.iter().map(|&i| AxisRef::full(mesh.axes[i].0.as_str())).collect(),
+                open: false,
                 priority: None,
-                span: none,
             })
             .collect(),
         replicated: Vec::new(),
         unreduced: Vec::new(),
-        unreduced_op: Reduction::Sum,
-        span: none,
-        dims_span: none,
+        reduction: Reduction::Sum,
     }
 }
 

@@ -15,21 +15,22 @@ pub fn definition(scope: &Scope, e: &Embedded, offset: u32) -> Option<Span> {
     let s = shardings.into_iter().find(|s| s.span.touches(offset))?;
     let meshes = scope.meshes();
     let name = match &s.mesh {
-        MeshRef::Symbol { name, span } if span.touches(offset) => {
+        MeshRef::Symbol(name) if s.mesh_span.touches(offset) => {
             return scope
                 .model
                 .mesh(name)
                 .map(|m| m.name_span)
                 .or_else(|| meshes.iter().find(|m| &m.name == name).map(|m| m.name_span));
         }
-        MeshRef::Symbol { name, .. } => Some(name.as_str()),
+        MeshRef::Symbol(name) => Some(name.as_str()),
         MeshRef::Inline(_) => None,
     };
-    let axis = s.all_axes().find(|a| a.span.touches(offset))?;
-    let mesh = match (&s.mesh, name) {
-        (MeshRef::Inline(m), _) => m,
-        (_, Some(name)) => super::find_mesh(scope.model, &meshes, name)?,
+    let (axis, _) = s.axes_with_spans().find(|(_, span)| span.touches(offset))?;
+    let mesh = match (s.inline_mesh(), name) {
+        (Some(m), _) => m,
+        (_, Some(name)) => super::find_mesh(scope.model, &meshes, name)?.clone(),
         _ => return None,
     };
-    mesh.axis(&axis.name).map(|a| a.span)
+    let index = mesh.axes.iter().position(|a| a.0 == axis.name)?;
+    mesh.axis_spans.get(index).copied()
 }

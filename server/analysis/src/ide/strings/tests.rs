@@ -41,6 +41,6 @@ fn meshes_of_the_module() {
     let meshes = scope.meshes();
     assert_eq!(meshes.len(), 2);
     assert_eq!(meshes[0].name_span.text(src), "m");
-    assert_eq!(meshes[0].mesh.axes[0].span.text(src), "\\22a\\22=4");
+    assert_eq!(meshes[0].mesh.axis_spans[0].text(src), "\\22a\\22=4");
     assert_eq!(meshes[0].mesh.device_count(), Some(4));
 }

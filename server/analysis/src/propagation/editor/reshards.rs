@@ -74,20 +74,7 @@ pub fn source_span(model: &Model, s: &Source) -> Option<Span> {
     }
 }
 
-/// The per-device shape of `dims` under `s` (ceil division, as devices hold padded
-/// shards).
-pub fn local_shape(dims: &[i64], s: &TensorSharding, mesh: &Mesh) -> Option<Vec<i64>> {
-    if s.dims.len() != dims.len() {
-        return None;
-    }
-    dims.iter()
-        .zip(&s.dims)
-        .map(|(&d, ds)| {
-            let n: i64 = ds.axes.iter().map(|a| axis_size(a, mesh)).product::<Option<i64>>()?;
-            (n > 0).then(|| crate::shape::ceil_div(d, n))
-        })
-        .collect()
-}
+pub use crate::sharding::local_shape;
 
 /// The size of an axis or sub-axis of `mesh`.
 pub fn axis_size(a: &AxisRef, mesh: &Mesh) -> Option<i64> {

@@ -8,13 +8,13 @@ use super::super::{Ctx, Violation};
 use super::per_dim::{expect_dim, gather_along_dim, slice_along_dim};
 use super::Collective;
 use crate::diag::DiagnosticCode as C;
-use crate::model::sharding::{values, AxisRef};
+use crate::model::sharding::{split, AxisRef, Spanned};
 use sdy_syntax::sdy::SdyAttr;
 use sdy_syntax::Span;
 
 /// One parameter: axes, source and target dimension (with spans).
 struct Param {
-    axes: Vec<AxisRef>,
+    axes: Vec<Spanned<AxisRef>>,
     src: (i64, Span),
     tgt: (i64, Span),
 }
@@ -29,7 +29,7 @@ fn params(cx: &Ctx, c: &Collective) -> Option<(Vec<Param>, Span)> {
     let params = list
         .iter()
         .map(|p| Param {
-            axes: p.axes.axes.iter().map(|a| AxisRef::from_ast(a, base)).collect(),
+            axes: Spanned::list(&p.axes.axes, base),
             src: (p.src_dim.0, p.src_dim.1.shift(base)),
             tgt: (p.tgt_dim.0, p.tgt_dim.1.shift(base)),
         })
@@ -45,9 +45,10 @@ pub fn verify(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
     let rank = cx.model.result_type(c.id, 0).and_then(|t| t.rank()).unwrap_or(c.out.dims.len());
     let mut seen_dims = vec![false; rank];
     let mut prev_src = -1;
-    let mut seen: Vec<&AxisRef> = Vec::new();
-    for p in &params {
-        verify_axis_list(&p.axes, &c.mesh, &mut seen)?;
+    let split: Vec<_> = params.iter().map(|p| split(&p.axes)).collect();
+    let mut seen = Vec::new();
+    for (p, (axes, spans)) in params.iter().zip(&split) {
+        verify_axis_list(axes, spans, &c.mesh, &mut seen)?;
         for (which, (dim, span)) in [("source", p.src), ("target", p.tgt)] {
             if dim < 0 || dim as usize >= rank {
                 return Err(Violation::of(
@@ -88,7 +89,7 @@ pub fn verify(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
     }
     for (dim, d) in operand.dims.iter().enumerate() {
         if !seen_dims.get(dim).copied().unwrap_or(true) {
-            expect_dim(c, dim, &values(&d.axes))?;
+            expect_dim(c, dim, &d.axes)?;
         }
     }
     Ok(())

@@ -12,7 +12,7 @@ use super::sharding::{resolve_mesh, verify_sharding, TypeArg};
 use super::values::{same_mesh, value_loc, value_sharding};
 use super::{Ctx, Violation};
 use crate::diag::DiagnosticCode as C;
-use crate::model::sharding::{DimSharding, Mesh, TensorSharding};
+use crate::model::sharding::{DimSharding, Mesh, SpannedSharding, TensorSharding};
 use crate::model::OpId;
 use sdy_syntax::Span;
 
@@ -20,7 +20,7 @@ use sdy_syntax::Span;
 struct Collective {
     id: OpId,
     /// The result sharding (`out_sharding`).
-    out: TensorSharding,
+    out: SpannedSharding,
     /// The operand's sharding, if it has one.
     operand: Option<TensorSharding>,
     /// The mesh of `out`.
@@ -45,9 +45,9 @@ impl Collective {
     /// The operand sharding, or a fully replicated one on the result's mesh.
     fn operand_or_replicated(&self) -> TensorSharding {
         self.operand.clone().unwrap_or_else(|| {
-            let mut s = self.out.clone();
+            let mut s = self.out.value.clone();
             for d in &mut s.dims {
-                *d = DimSharding { axes: Vec::new(), closed: false, priority: None, span: d.span };
+                *d = DimSharding { axes: Vec::new(), open: true, priority: None };
             }
             s.replicated.clear();
             s.unreduced.clear();

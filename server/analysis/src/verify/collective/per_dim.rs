@@ -9,28 +9,27 @@ use super::super::unreduced::verify_transition;
 use super::super::{Ctx, Violation};
 use super::Collective;
 use crate::diag::DiagnosticCode as C;
-use crate::model::sharding::{values, AxisRef, Mesh};
+use crate::model::sharding::{split, AxisRef, Mesh, Spanned};
 use crate::sharding::axis::{
     add_axis_or_merge, list_display, prefix_without_overlap, sort_and_merge, suffix_of,
 };
-use crate::sharding::AxisRef as Ax;
 use sdy_syntax::sdy::Reduction;
 
 /// Removes `gathering` from the minor end of `axes` (`kind` names the axes in errors).
 pub fn gather_along_dim(
     axes: &[AxisRef],
-    gathering: &[AxisRef],
+    gathering: &[Spanned<AxisRef>],
     dim: usize,
     mesh: &Mesh,
     kind: &str,
-) -> Result<Vec<Ax>, Violation> {
-    let mut expected = values(axes);
+) -> Result<Vec<AxisRef>, Violation> {
+    let mut expected = axes.to_vec();
     for g in gathering.iter().rev() {
-        let ga = g.value();
+        let ga = &g.value;
         match expected.last() {
-            Some(last) if suffix_of(&ga, last, mesh) => {
+            Some(last) if suffix_of(ga, last, mesh) => {
                 let last = expected.pop().expect("checked");
-                if let Some(prefix) = prefix_without_overlap(&last, &ga) {
+                if let Some(prefix) = prefix_without_overlap(&last, ga) {
                     expected.push(prefix);
                 }
             }
@@ -47,22 +46,25 @@ pub fn gather_along_dim(
 }
 
 /// Appends `slicing` to `axes`, merging consecutive sub-axes.
-pub fn slice_along_dim(axes: &[AxisRef], slicing: &[AxisRef], mesh: &Mesh) -> Vec<Ax> {
-    let mut expected = values(axes);
+pub fn slice_along_dim(
+    axes: &[AxisRef],
+    slicing: &[Spanned<AxisRef>],
+    mesh: &Mesh,
+) -> Vec<AxisRef> {
+    let mut expected = axes.to_vec();
     for s in slicing {
-        add_axis_or_merge(&mut expected, s.value(), mesh);
+        add_axis_or_merge(&mut expected, s.value.clone(), mesh);
     }
     expected
 }
 
 /// The result dimension `dim` must have exactly the `expected` axes.
-pub fn expect_dim(c: &Collective, dim: usize, expected: &[Ax]) -> Result<(), Violation> {
-    let actual = &c.out.dims[dim];
-    if values(&actual.axes) != expected {
+pub fn expect_dim(c: &Collective, dim: usize, expected: &[AxisRef]) -> Result<(), Violation> {
+    if c.out.dims[dim].axes != expected {
         return Err(Violation::of(
             C::Collective,
             msg::result_dim_mismatch(&list_display(expected), dim),
-            actual.span,
+            c.out.dim_spans[dim],
         ));
     }
     Ok(())
@@ -74,12 +76,13 @@ fn verify_per_dim(
     cx: &Ctx,
     c: &Collective,
     key: &str,
-    apply: impl Fn(&[AxisRef], &[AxisRef], usize) -> Result<Vec<Ax>, Violation>,
+    apply: impl Fn(&[AxisRef], &[Spanned<AxisRef>], usize) -> Result<Vec<AxisRef>, Violation>,
 ) -> Result<(), Violation> {
     let Some(lists) = axis_lists_per_dim(cx.model, c.id, key) else { return Ok(()) };
-    let mut seen: Vec<&AxisRef> = Vec::new();
-    for list in &lists {
-        verify_axis_list(list, &c.mesh, &mut seen)?;
+    let split: Vec<_> = lists.iter().map(|l| split(l)).collect();
+    let mut seen = Vec::new();
+    for (list, spans) in &split {
+        verify_axis_list(list, spans, &c.mesh, &mut seen)?;
     }
     if c.out.dims.len() != lists.len() {
         let m = msg::result_collective_rank(c.out.dims.len(), lists.len());
@@ -112,7 +115,7 @@ pub fn reduce_scatter(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
 }
 
 pub fn sharded_to_unreduced(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
-    if c.out.unreduced_op != Reduction::Sum {
+    if c.out.reduction != Reduction::Sum {
         return Err(Violation::of(
             C::Collective,
             msg::OUT_REDUCTION_MUST_BE_SUM.to_string(),
@@ -123,10 +126,10 @@ pub fn sharded_to_unreduced(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
         gather_along_dim(axes, list, dim, &c.mesh, "shard-to-unreduce")
     })?;
     let Some(lists) = axis_lists_per_dim(cx.model, c.id, "axes") else { return Ok(()) };
-    let mut expected = c.operand.as_ref().map(|s| values(&s.unreduced)).unwrap_or_default();
-    expected.extend(lists.iter().flatten().map(AxisRef::value));
+    let mut expected = c.operand.as_ref().map(|s| s.unreduced.clone()).unwrap_or_default();
+    expected.extend(lists.iter().flatten().map(|a| a.value.clone()));
     sort_and_merge(&mut expected, &c.mesh);
-    if expected != values(&c.out.unreduced) {
+    if expected != c.out.unreduced {
         return Err(Violation::of(
             C::Collective,
             msg::SHARDED_TO_UNREDUCED_AXES.to_string(),

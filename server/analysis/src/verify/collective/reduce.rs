@@ -8,14 +8,14 @@ use super::super::unreduced::verify_transition;
 use super::super::{Ctx, Violation};
 use super::Collective;
 use crate::diag::DiagnosticCode as C;
-use crate::model::sharding::{values, AxisRef, DimSharding, MeshRef, TensorSharding};
+use crate::model::sharding::{split, AxisRef, DimSharding, MeshRef, TensorSharding};
 use crate::sharding::axis::{overlaps, sort_and_merge};
 use sdy_syntax::sdy::Reduction;
 
 /// Same mesh reference (same symbol, or equal inline meshes).
 fn same_mesh_ref(a: &TensorSharding, b: &TensorSharding) -> bool {
     match (&a.mesh, &b.mesh) {
-        (MeshRef::Symbol { name: x, .. }, MeshRef::Symbol { name: y, .. }) => x == y,
+        (MeshRef::Symbol(x), MeshRef::Symbol(y)) => x == y,
         (MeshRef::Inline(x), MeshRef::Inline(y)) => super::super::values::same_mesh(x, y),
         _ => false,
     }
@@ -30,7 +30,7 @@ fn equivalent_ignoring_unreduced(a: &TensorSharding, b: &TensorSharding) -> bool
     }
     same_mesh_ref(a, b)
         && a.dims.len() == b.dims.len()
-        && a.dims.iter().zip(&b.dims).all(|(x, y)| values(&x.axes) == values(&y.axes))
+        && a.dims.iter().zip(&b.dims).all(|(x, y)| x.axes == y.axes)
 }
 
 pub fn all_reduce(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
@@ -43,11 +43,11 @@ pub fn all_reduce(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
         ));
     }
     let Some(reduction) = axis_list(cx.model, c.id, "reduction_axes") else { return Ok(()) };
-    let mut seen: Vec<&AxisRef> = Vec::new();
-    verify_sorted_axis_list(&reduction, &c.mesh, &mut seen, "reduction")?;
+    let (values, spans) = split(&reduction);
+    verify_sorted_axis_list(&values, &spans, &c.mesh, &mut Vec::new(), "reduction")?;
     for r in &reduction {
-        let ra = r.value();
-        let overlaps = |list: &[AxisRef]| list.iter().any(|a| overlaps(&a.value(), &ra));
+        let ra = &r.value;
+        let overlaps = |list: &[AxisRef]| list.iter().any(|a| overlaps(a, ra));
         if operand.dims.iter().any(|d| overlaps(&d.axes)) || overlaps(&operand.replicated) {
             return Err(Violation::of(
                 C::Collective,
@@ -69,14 +69,14 @@ pub fn all_reduce(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
 /// Dimension shardings equal as attributes: axes, open/closed and priority.
 fn same_dims(a: &[DimSharding], b: &[DimSharding]) -> bool {
     a.len() == b.len()
-        && a.iter().zip(b).all(|(x, y)| {
-            values(&x.axes) == values(&y.axes) && x.closed == y.closed && x.priority == y.priority
-        })
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.axes == y.axes && x.open == y.open && x.priority == y.priority)
 }
 
 pub fn replicated_to_unreduced(cx: &Ctx, c: &Collective) -> Result<(), Violation> {
     let Some(operand) = &c.operand else { return Ok(()) };
-    if c.out.unreduced_op != Reduction::Sum {
+    if c.out.reduction != Reduction::Sum {
         return Err(Violation::of(
             C::Collective,
             msg::OUT_REDUCTION_MUST_BE_SUM.to_string(),
@@ -96,11 +96,11 @@ pub fn replicated_to_unreduced(cx: &Ctx, c: &Collective) -> Result<(), Violation
         let span = op.node.inherent_attr("axes").map_or(op.name_span(), |a| a.span.shift(op.start));
         return Err(Violation::of(C::Collective, msg::EMPTY_R2U_AXES.to_string(), span));
     }
-    let mut seen: Vec<&AxisRef> = Vec::new();
-    verify_sorted_axis_list(&axes, &c.mesh, &mut seen, "r2u")?;
+    let (values, spans) = split(&axes);
+    verify_sorted_axis_list(&values, &spans, &c.mesh, &mut Vec::new(), "r2u")?;
     for r in &axes {
-        let ra = r.value();
-        let overlaps = |list: &[AxisRef]| list.iter().any(|a| overlaps(&a.value(), &ra));
+        let ra = &r.value;
+        let overlaps = |list: &[AxisRef]| list.iter().any(|a| overlaps(a, ra));
         if operand.dims.iter().any(|d| overlaps(&d.axes)) {
             return Err(Violation::of(
                 C::Collective,
@@ -116,10 +116,10 @@ pub fn replicated_to_unreduced(cx: &Ctx, c: &Collective) -> Result<(), Violation
             ));
         }
     }
-    let mut expected = values(&operand.unreduced);
-    expected.extend(axes.iter().map(AxisRef::value));
+    let mut expected = operand.unreduced.clone();
+    expected.extend(values);
     sort_and_merge(&mut expected, &c.mesh);
-    if expected != values(&c.out.unreduced) {
+    if expected != c.out.unreduced {
         return Err(Violation::of(
             C::Collective,
             msg::REPLICATED_TO_UNREDUCED_AXES.to_string(),
