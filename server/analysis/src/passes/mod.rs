@@ -248,6 +248,8 @@ impl Pipeline {
         model: &Model,
         session: &mut Session,
     ) -> PipelineRun {
+        // The registry's rules of the model's ops, built once for all passes.
+        let _rules = crate::rules::memo::scope(model, src);
         let mut module = crate::print::build_module(src, chunk);
         let mut cx = PassContext {
             src,

@@ -253,6 +253,8 @@ fn run_chunk(
     if !errors.is_empty() {
         return Ok(ChunkPropagation::failure(strategy, errors));
     }
+    // The registry's rules of the model's ops, built once for all passes.
+    let _rules = crate::rules::memo::scope(model, src);
     let mut m = crate::print::build_module(src, chunk);
     let written = sites::written(&m);
     let (outcome, explained) = match (strategy, control) {
