@@ -44,9 +44,10 @@ impl Verdict {
 /// Verdicts of one model's ops.
 struct Memo {
     serial: u64,
-    model: *const Model,
+    /// The addresses of the model and the text (compared only) and their sizes.
+    model: usize,
     ops: usize,
-    src: (*const u8, usize),
+    src: (usize, usize),
     /// Per op, per `conservative` option.
     by_op: Vec<[Option<Verdict>; 2]>,
     /// Rules of the ops described so far, by a hash of name and types.
@@ -56,9 +57,9 @@ struct Memo {
 
 impl Memo {
     fn is_of(&self, model: &Model, src: &str) -> bool {
-        std::ptr::eq(self.model, model)
+        self.model == model as *const Model as usize
             && self.ops == model.ops.len()
-            && self.src == (src.as_ptr(), src.len())
+            && self.src == (src.as_ptr() as usize, src.len())
     }
 }
 
@@ -88,13 +89,47 @@ pub fn scope<'a>(model: &'a Model, src: &'a str) -> Scope<'a> {
         });
         m.push(Memo {
             serial,
-            model,
+            model: model as *const Model as usize,
             ops: model.ops.len(),
-            src: (src.as_ptr(), src.len()),
+            src: (src.as_ptr() as usize, src.len()),
             by_op: vec![[None, None]; model.ops.len()],
             by_desc: FxHashMap::default(),
             attrs: AttrCache::default(),
         });
+        Some(serial)
+    });
+    Scope { serial, _borrows: PhantomData }
+}
+
+/// A memo taken out of its scope ([`Scope::keep`]), to [`resume`] for the same model
+/// and text: the cost view after a propagation run reads the rules the run built.
+pub struct Kept(Memo);
+
+impl Scope<'_> {
+    /// Ends the scope, handing back its memo (`None` if it added none).
+    pub fn keep(mut self) -> Option<Kept> {
+        let serial = self.serial.take()?;
+        MEMOS.with(|m| {
+            let mut m = m.borrow_mut();
+            let at = m.iter().position(|memo| memo.serial == serial)?;
+            Some(Kept(m.remove(at)))
+        })
+    }
+}
+
+/// Opens a scope for `model` and `src` with the verdicts of `kept` when they are of
+/// the same model and text (else a fresh scope).
+pub fn resume<'a>(kept: Option<Kept>, model: &'a Model, src: &'a str) -> Scope<'a> {
+    let Some(Kept(memo)) = kept.filter(|k| k.0.is_of(model, src)) else {
+        return scope(model, src);
+    };
+    let serial = MEMOS.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.iter().any(|memo| memo.is_of(model, src)) {
+            return None;
+        }
+        let serial = memo.serial;
+        m.push(memo);
         Some(serial)
     });
     Scope { serial, _borrows: PhantomData }
