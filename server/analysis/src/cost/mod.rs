@@ -212,6 +212,8 @@ pub fn analyze_in(
 /// The cost of a propagation run (`None` when it failed).
 pub fn of_propagation(src: &str, model: &Model, p: &ChunkPropagation) -> Option<Cost> {
     let m = p.module()?;
+    // The rules the propagation run built (an unexplained run keeps them).
+    let _rules = crate::rules::memo::resume(p.take_rules(), model, src);
     Some(match p.graph() {
         Some(g) => analyze_in(src, model, m, g, &p.values),
         None => analyze(src, model, m, &p.values),

@@ -15,7 +15,8 @@ use super::trace::{Step, Tracer};
 use crate::model::{Model, OpId};
 use crate::print::ir::{Attr, Module, Op, ValueId};
 use crate::print::printer::print_op_at;
-use crate::rules::{self, OpDesc, OpShardingRule, RuleLookup, RuleOptions, Unknown};
+use crate::rules::memo::Verdict;
+use crate::rules::{self, OpDesc, OpShardingRule, RuleOptions, Unknown};
 use crate::sharding::{AxisRef, Mesh, MeshRef, TensorSharding};
 use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::SmallVec;
@@ -92,7 +93,8 @@ pub struct Driver<'a> {
     /// The registry's rules by op description (hash of name and types): ops alike
     /// share one rule.
     shared: FxHashMap<u64, Vec<(OpDesc, Arc<OpShardingRule>)>>,
-    attr_cache: rules::AttrCache,
+    /// Keeps the registry's verdicts on the model's ops for the run.
+    _rules_memo: rules::memo::Scope<'a>,
     /// By op: what its last visit that changed nothing read.
     quiet: Vec<Option<Quiet>>,
     /// The same for the steps between a function's returned values and its results.
@@ -176,7 +178,7 @@ impl<'a> Driver<'a> {
             rules: Vec::new(),
             created: FxHashSet::default(),
             shared: FxHashMap::default(),
-            attr_cache: Default::default(),
+            _rules_memo: rules::memo::scope(model, src),
             quiet: Vec::new(),
             quiet_results: Default::default(),
             versions: Vec::new(),
@@ -273,13 +275,17 @@ impl<'a> Driver<'a> {
         let r = if let Some(Attr::Rule(pr)) = op.attr("sdy.sharding_rule") {
             rule_from_print(pr).map(Arc::new)
         } else {
-            let desc = match self.g.nodes[i].origin.and_then(|o| self.by_origin.get(&o)) {
+            match self.g.nodes[i].origin.and_then(|o| self.by_origin.get(&o)) {
                 Some(&id) if self.model.op(id).name() == self.g.nodes[i].name => {
-                    OpDesc::from_model_cached(self.model, id, self.src, &mut self.attr_cache)
+                    let opts = RuleOptions { conservative: self.conservative };
+                    let verdict = rules::memo::registry(self.model, id, self.src, &opts);
+                    self.take_verdict(i, verdict)
                 }
-                _ => self.op_desc_from_ir(i),
-            };
-            self.registry_rule(i, desc)
+                _ => {
+                    let desc = self.op_desc_from_ir(i);
+                    self.registry_rule(i, desc)
+                }
+            }
         };
         if self.rules.len() <= i {
             self.rules.resize(self.g.nodes.len().max(i + 1), None);
@@ -304,14 +310,21 @@ impl<'a> Driver<'a> {
             return Some(r.clone());
         }
         let opts = RuleOptions { conservative: self.conservative };
-        match rules::create_rule(&desc, &opts) {
-            RuleLookup::Created(r) | RuleLookup::Existing(r) => {
+        let verdict = Verdict::of(rules::create_rule(&desc, &opts));
+        if let Verdict::Rule(r) = &verdict {
+            self.shared.entry(key).or_default().push((desc, r.clone()));
+        }
+        self.take_verdict(i, verdict)
+    }
+
+    /// The rule of op `i` from the registry's verdict; an unknown op is warned about.
+    fn take_verdict(&mut self, i: OpIdx, verdict: Verdict) -> Option<Arc<OpShardingRule>> {
+        match verdict {
+            Verdict::Rule(r) => {
                 self.created.insert(i);
-                let r = Arc::new(r);
-                self.shared.entry(key).or_default().push((desc, r.clone()));
                 Some(r)
             }
-            RuleLookup::Unknown(u) => {
+            Verdict::Unknown(u) => {
                 let key = match u {
                     Unknown::CustomCall(_) => ONCE_CUSTOM_CALL,
                     Unknown::Op(_) => ONCE_OP,
@@ -329,7 +342,7 @@ impl<'a> Driver<'a> {
                 });
                 None
             }
-            RuleLookup::NoRule => None,
+            Verdict::NoRule => None,
         }
     }
 

@@ -16,6 +16,7 @@
 //! need-replication, permutation) and [`OpShardingRule::is_blocked`].
 
 mod builder;
+pub mod memo;
 pub mod registry;
 pub(crate) mod rule;
 pub(crate) mod stablehlo_attrs;
@@ -482,7 +483,7 @@ pub fn rule_for(model: &Model, id: OpId, src: &str, opts: &RuleOptions) -> RuleL
     match explicit_rule(model, id) {
         Some(Some(r)) => RuleLookup::Existing(r),
         Some(None) => RuleLookup::NoRule,
-        None => create_rule(&OpDesc::from_model(model, id, src), opts),
+        None => memo::registry(model, id, src, opts).lookup(),
     }
 }
 

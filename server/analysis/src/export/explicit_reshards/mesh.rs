@@ -25,26 +25,27 @@ pub fn is_fully_replicated(s: Option<&TensorSharding>) -> bool {
 
 /// `getCommonMeshOrRef` ignoring device ids: the one mesh (up to device order) of the
 /// shardings, preferring one with the default device order; `None` when they differ.
+/// Meshes are borrowed from the index: only the chosen one is copied, by the caller.
 fn common_mesh<'a>(
-    g: &Graph,
+    g: &'a Graph,
     shardings: impl Iterator<Item = &'a TensorSharding>,
-) -> Option<(MeshRef, Mesh)> {
-    let mut chosen: Option<(MeshRef, Mesh)> = None;
+) -> Option<(&'a MeshRef, &'a Mesh)> {
+    let mut chosen: Option<(&MeshRef, &Mesh)> = None;
     for s in shardings {
-        let Some(other) = g.mesh(&s.mesh) else { continue };
-        match &chosen {
+        let Some(other) = g.mesh_ref(&s.mesh) else { continue };
+        match chosen {
             Some((_, cur)) if !is_empty(cur) => {
-                if is_empty(&other) {
+                if is_empty(other) {
                     continue;
                 }
-                if is_maximal(&other) != is_maximal(cur) || other.axes != cur.axes {
+                if is_maximal(other) != is_maximal(cur) || other.axes != cur.axes {
                     return None;
                 }
                 if other.device_ids.is_empty() {
-                    chosen = Some((s.mesh.clone(), other));
+                    chosen = Some((&s.mesh, other));
                 }
             }
-            _ => chosen = Some((s.mesh.clone(), other)),
+            _ => chosen = Some((&s.mesh, other)),
         }
     }
     chosen
@@ -60,7 +61,7 @@ pub fn op_mesh(
 ) -> Option<(MeshRef, Mesh)> {
     let all = || ins.iter().chain(outs).flatten();
     let (common_ref, common) = common_mesh(g, all())?;
-    if is_maximal(&common) {
+    if is_maximal(common) {
         return None;
     }
     let mut counts: Vec<(&MeshRef, usize)> = Vec::new();
@@ -82,6 +83,6 @@ pub fn op_mesh(
     }
     match best {
         Some((r, _)) => Some((r.clone(), g.mesh(r)?)),
-        None => Some((common_ref, common)),
+        None => Some((common_ref.clone(), common.clone())),
     }
 }

@@ -29,13 +29,15 @@ use crate::propagation::graph::{
 };
 use crate::propagation::ops::rule_from_print;
 use crate::propagation::projection::Projection;
-use crate::rules::{self, OpShardingRule, RuleLookup, RuleOptions};
+use crate::rules::memo::Verdict;
+use crate::rules::{self, OpShardingRule, RuleOptions};
 use crate::sharding::TensorSharding;
 use crate::verify::messages as msg;
 use process::OpCx;
 use rewrite::{OpKey, Rewriter};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// A failure: the origin of the op (or function) it is reported on, and the message.
 pub type Failure = (Option<u32>, String);
@@ -93,27 +95,34 @@ pub(crate) struct RuleSource<'a> {
     model: &'a Model,
     src: &'a str,
     by_origin: HashMap<u32, OpId>,
+    /// The registry's verdicts, shared with the other passes of the run.
+    _memo: rules::memo::Scope<'a>,
 }
 
 impl<'a> RuleSource<'a> {
     pub(crate) fn new(model: &'a Model, src: &'a str) -> RuleSource<'a> {
         let by_origin = model.ops.iter().enumerate().map(|(i, o)| (o.start, i as OpId)).collect();
-        RuleSource { model, src, by_origin }
+        RuleSource { model, src, by_origin, _memo: rules::memo::scope(model, src) }
     }
 
     /// `getOrCreateShardingRule` of op `i` (without attaching it).
-    pub(crate) fn rule(&self, g: &Graph, m: &Module, i: OpIdx) -> Option<OpShardingRule> {
+    pub(crate) fn rule(&self, g: &Graph, m: &Module, i: OpIdx) -> Option<Arc<OpShardingRule>> {
         let op = g.op(m, i);
         if let Some(Attr::Rule(r)) = op.attr("sdy.sharding_rule") {
-            return rule_from_print(r);
+            return rule_from_print(r).map(Arc::new);
         }
         let id = *self.by_origin.get(&op.origin?)?;
         if self.model.op(id).name() != op.name.as_str() {
             return None;
         }
-        match rules::rule_for(self.model, id, self.src, &RuleOptions { conservative: false }) {
-            RuleLookup::Created(r) | RuleLookup::Existing(r) => Some(r),
-            RuleLookup::NoRule | RuleLookup::Unknown(_) => None,
+        match rules::explicit_rule(self.model, id) {
+            Some(explicit) => explicit.map(Arc::new),
+            None => {
+                match rules::memo::registry(self.model, id, self.src, &RuleOptions::default()) {
+                    Verdict::Rule(r) => Some(r),
+                    Verdict::NoRule | Verdict::Unknown(_) => None,
+                }
+            }
         }
     }
 }

@@ -99,6 +99,9 @@ pub struct ChunkPropagation {
     /// The index of `module` the results were read from, kept by unexplained runs for
     /// the cost (which would build it again); an editor's run does not hold it.
     graph: Option<Graph>,
+    /// The registry's rules of the model's ops, kept with `graph` for the cost (taken
+    /// by its first run).
+    rules: std::sync::Mutex<Option<crate::rules::memo::Kept>>,
     printed: OnceLock<String>,
 }
 
@@ -119,6 +122,11 @@ impl ChunkPropagation {
     /// The index of [`ChunkPropagation::module`] (`None` when the pass failed).
     pub(crate) fn graph(&self) -> Option<&Graph> {
         self.graph.as_ref().filter(|_| !self.failed)
+    }
+
+    /// The rules the run built, for a scope of the same model and text (once).
+    pub(crate) fn take_rules(&self) -> Option<crate::rules::memo::Kept> {
+        self.rules.lock().ok()?.take()
     }
 
     /// The result for `site`.
@@ -177,6 +185,7 @@ impl ChunkPropagation {
             explained: Explained::default(),
             module: None,
             graph: None,
+            rules: Default::default(),
             printed: OnceLock::new(),
         }
     }
@@ -253,6 +262,8 @@ fn run_chunk(
     if !errors.is_empty() {
         return Ok(ChunkPropagation::failure(strategy, errors));
     }
+    // The registry's rules of the model's ops, built once for all passes.
+    let rules = crate::rules::memo::scope(model, src);
     let mut m = crate::print::build_module(src, chunk);
     let written = sites::written(&m);
     let (outcome, explained) = match (strategy, control) {
@@ -299,6 +310,7 @@ fn run_chunk(
         explained,
         module: Some(m),
         graph: control.is_none().then_some(g),
+        rules: std::sync::Mutex::new(rules.keep().filter(|_| control.is_none())),
         printed: OnceLock::new(),
     })
 }
