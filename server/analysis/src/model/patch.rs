@@ -648,4 +648,3 @@ fn symbol_defined(op: &sdy_syntax::tree::Op) -> Option<(bool, &str)> {
         _ => None,
     }
 }
-
