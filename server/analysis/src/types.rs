@@ -78,6 +78,12 @@ pub fn tensor_text(shape: &[i64], elem: &str) -> String {
     t
 }
 
+/// The element type of a tensor type text (`f32` of `tensor<8xf32>`); other types as
+/// they are.
+pub fn element_type(ty: &str) -> &str {
+    read_tensor(ty).map_or(ty, |t| t.elem())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,5 +104,16 @@ mod tests {
         assert_eq!(tensor_text(&[8, 16], "bf16"), "tensor<8x16xbf16>");
         assert!(is_rank0_tensor("tensor<f32>") && !is_rank0_tensor("tensor<1xf32>"));
         assert!(!is_rank0_tensor("tensor<*xf32>") && !is_rank0_tensor("tuple<>"));
+    }
+
+    #[test]
+    fn element_types() {
+        assert_eq!(element_type("tensor<8x?xi32>"), "i32");
+        assert_eq!(element_type("tensor<f32>"), "f32");
+        assert_eq!(
+            element_type("tensor<3x!quant.uniform<i32:f32, 2.0:15>>"),
+            "!quant.uniform<i32:f32, 2.0:15>"
+        );
+        assert_eq!(element_type("tensor<4xi1, #enc>"), "i1");
     }
 }

@@ -7,8 +7,8 @@
 use super::arena::OpRef;
 use super::driver::Rewriter;
 use super::shardings::{equivalent, resolve, sharding};
-use crate::print::ir::{Attr, NamedAttr, Op, ValueId};
-use crate::print::sdy::AllToAllParam;
+use crate::ir::sdy::AllToAllParam;
+use crate::ir::{Attr, NamedAttr, Op, ValueId};
 use crate::propagation::graph::replicated_sharding;
 use crate::sharding::axis::{add_axis_or_merge, sort_and_merge};
 use crate::sharding::{AxisRef, DimSharding, TensorSharding};

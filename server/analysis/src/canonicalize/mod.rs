@@ -19,8 +19,8 @@ pub mod reshape_strides;
 pub mod reshard;
 pub mod shardings;
 
+use crate::ir::{Module, Op};
 use crate::pass::{Pass, PassContext, PassFailed, PassOptions};
-use crate::print::ir::{Module, Op};
 use arena::{Arena, OpRef};
 use driver::{Config, Rewriter};
 

@@ -2,7 +2,7 @@
 //! `getSharding(Value)` and `TensorShardingAttr::isEquivalent`.
 
 use super::arena::{Arena, Def, OpRef};
-use crate::print::ir::{Attr, ValueId};
+use crate::ir::{Attr, ValueId};
 use crate::propagation::graph::{erase_manual_axes, is_collective, manual_axes};
 use crate::sharding::{Mesh, MeshRef, TensorSharding};
 use std::collections::HashMap;

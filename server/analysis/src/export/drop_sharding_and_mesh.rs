@@ -1,7 +1,7 @@
 //! `sdy-drop-sharding-and-mesh`: removes every `sdy.sharding` (ops, function arguments
 //! and results) and every `sdy.mesh`.
 
-use crate::print::ir::Module;
+use crate::ir::Module;
 
 pub fn drop_sharding_and_mesh(m: &mut Module) {
     m.top.walk_mut(&mut |op| {

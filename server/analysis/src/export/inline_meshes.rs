@@ -2,7 +2,7 @@
 //! `mesh<[...]>`), in shardings and in StableHLO's `replica_group_mesh_axes`, and the
 //! `sdy.mesh` ops go away.
 
-use crate::print::ir::{Attr, Module};
+use crate::ir::{Attr, Module};
 use crate::propagation::irutil::transform_shardings;
 use crate::propagation::pipeline::import::meshes;
 use crate::sharding::{Mesh, MeshRef, TensorSharding};

@@ -6,14 +6,14 @@
 //! not divide evenly are padded before, results sliced back after.
 
 use super::hlo_ops::{constant, splice_op, zero_of};
+use crate::ir::attr::NamedAttr;
+use crate::ir::{Attr, Block, Module, Op, Region, ValueId};
 use crate::pass::{PassContext, PassFailed, PassOptions};
 use crate::passes::{parse_pass_flag, Pipeline};
-use crate::print::attr::NamedAttr;
-use crate::print::ir::{Attr, Block, Module, Op, Region, ValueId};
-use crate::print::names::element_type;
 use crate::propagation::graph::{is_terminator, replicated_sharding, Graph, OpIdx, ValueType};
 use crate::propagation::irutil::{clone_op, make_func, SymbolTable};
 use crate::sharding::{AxisRef, Mesh, MeshRef, TensorSharding};
+use crate::types::element_type;
 use rustc_hash::FxHashMap as HashMap;
 
 /// Which ops the `filter` option selects.

@@ -3,7 +3,7 @@
 //! whose only use is an `sdy.reduce_scatter` (and whose result has no unreduced axes)
 //! takes the scatter's sharding and the scatter goes away.
 
-use crate::print::ir::{Attr, Module, ValueId};
+use crate::ir::{Attr, Module, ValueId};
 use crate::propagation::graph::{remove_ops, Def, Graph, Path};
 
 pub fn remove_ag_rs_for_cmv1(m: &mut Module) {

@@ -6,8 +6,8 @@
 use super::hlo_ops::{
     compare, const_i64, constant, device_id, op, remove_defining, splice_op, zero_of,
 };
-use crate::print::attr::NamedAttr;
-use crate::print::ir::{Attr, Block, Module, Op, Region, Syntax, ValueId};
+use crate::ir::attr::NamedAttr;
+use crate::ir::{Attr, Block, Module, Op, Region, Syntax, ValueId};
 use crate::propagation::edges::post_order;
 use crate::propagation::graph::{Def, Graph, OpIdx, ValueType};
 use crate::propagation::irutil::clone_op;

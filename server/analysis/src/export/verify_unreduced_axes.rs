@@ -7,8 +7,8 @@
 //! Shardy walks each function in post-order and stops at the function's first error;
 //! every function is checked.
 
+use crate::ir::{Module, Op, Syntax, ValueId};
 use crate::pass::{PassContext, PassFailed};
-use crate::print::ir::{Module, Op, Syntax, ValueId};
 use crate::propagation::graph::{erase_manual_axes, manual_axes, mlir_operands, Def, Graph, OpIdx};
 use crate::propagation::irutil::callee_ref;
 use crate::propagation::pipeline::import::axis_set_diff;

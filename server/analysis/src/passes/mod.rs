@@ -23,12 +23,12 @@ pub use crate::pass::parse_bool;
 pub use pipeline_text::parse_pass_pipeline;
 
 use crate::diag::{Diagnostic, DiagnosticCode, Severity};
+use crate::ir::Module;
 use crate::model::Model;
 pub use crate::pass::{
     opt, CreatePass, OptKind, OptionInfo, Pass, PassContext, PassFailed, PassInfo, PassOptions,
     PassSpec, Session,
 };
-use crate::print::ir::Module;
 use sdy_syntax::tree::Chunk;
 
 const BASIC_OPTIONS: &[OptionInfo] = &[
@@ -247,7 +247,7 @@ impl Pipeline {
         model: &Model,
         session: &mut Session,
     ) -> PipelineRun {
-        let mut module = crate::print::build_module(src, chunk);
+        let mut module = crate::ir::build_module(src, chunk);
         let mut cx = PassContext {
             src,
             chunk,

@@ -5,8 +5,8 @@
 //! are emitted once per process (one for custom calls, one for other ops).
 
 use super::{Pass, PassContext, PassFailed, PassOptions};
+use crate::ir::{Attr, Op};
 use crate::model::{Model, OpId};
-use crate::print::ir::{Attr, Op};
 use crate::rules::{self, RuleLookup, RuleOptions, Unknown};
 use crate::verify::messages as msg;
 use crate::verify::values::{has_static_shape, type_string};

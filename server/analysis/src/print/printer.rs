@@ -1,11 +1,11 @@
 //! Prints the IR like `mlir-opt` without debug info: two-space indentation, MLIR's SSA
 //! names, each op in its custom form when it has one.
 
-use super::attr::{attr_to_string, write_dict, write_dict_of, Attr, NamedAttr};
-use super::build::{collective_axes_key, is_elementwise};
-use super::ir::*;
 use super::names::{self, Names};
-use super::sdy::{AllToAllDisplay, AxisListDisplay, AxisListsDisplay, PerValueList};
+use crate::ir::attr::{attr_to_string, write_dict, write_dict_of, Attr, NamedAttr};
+use crate::ir::build::{collective_axes_key, is_elementwise};
+use crate::ir::sdy::{AllToAllDisplay, AxisListDisplay, AxisListsDisplay, PerValueList};
+use crate::ir::*;
 use sdy_syntax::escape::{escape_string, symbol_ref};
 use std::fmt::Write;
 
@@ -306,11 +306,10 @@ impl Printer<'_> {
         }
     }
 
-    /// StableHLO custom forms of generic-form ops (`stablehlo::custom_printable`).
+    /// StableHLO custom forms of generic-form ops (`ir::stablehlo::custom_printable`).
     fn stablehlo(&mut self, op: &Op) {
-        use super::stablehlo::{
-            dot_dims, enum_keyword, i64_array, int, list, precisions, slice_ranges,
-        };
+        use super::stablehlo::{list, slice_ranges};
+        use crate::ir::stablehlo::{dot_dims, enum_keyword, i64_array, int, precisions};
         let name = self.op_name(&op.name).to_string();
         match op.name.as_str() {
             "stablehlo.reduce" => return self.reduce(op, &name),
@@ -418,7 +417,8 @@ impl Printer<'_> {
 
     /// `stablehlo.convolution(%a, %b) dim_numbers = ..., window = {...} {attrs} : (A, B) -> R`
     fn convolution(&mut self, op: &Op, name: &str) {
-        use super::stablehlo::{conv_dims, conv_window, CONV_WINDOW};
+        use super::stablehlo::conv_window;
+        use crate::ir::stablehlo::{conv_dims, CONV_WINDOW};
         let dims = conv_dims(op.prop("dimension_numbers")).unwrap_or_default();
         let _ = write!(
             self.out,
@@ -438,7 +438,8 @@ impl Printer<'_> {
     /// `stablehlo.reduce(%x init: %i) applies stablehlo.add across dimensions = [1] : ...`,
     /// or with the body after ` reducer(%a: T, %b: T) ` when it is not a single such op.
     fn reduce(&mut self, op: &Op, name: &str) {
-        use super::stablehlo::{compact_reducer, i64_array, list};
+        use super::stablehlo::{compact_reducer, list};
+        use crate::ir::stablehlo::i64_array;
         let pairs = op.operands.len() / 2;
         let inputs: Vec<String> = (0..pairs)
             .map(|i| {
@@ -477,7 +478,7 @@ impl Printer<'_> {
     /// CHLO's custom forms: `chlo.square %x : T -> R`, `chlo.zeta %x, %q : A, B -> R`,
     /// `chlo.top_k(%x, k = 4) : T -> (V, I)`.
     fn chlo(&mut self, op: &Op, name: &str) {
-        use super::stablehlo::int;
+        use crate::ir::stablehlo::int;
         let operands = self.uses(&op.operands);
         if op.name == "chlo.top_k" {
             let k = int(op.prop("k")).unwrap_or_default();

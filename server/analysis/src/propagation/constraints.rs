@@ -5,7 +5,7 @@
 
 use super::edges::{insert_op, insertion_after, post_order, replace_all_uses_except};
 use super::graph::*;
-use crate::print::ir::{Attr, Module, Op, ValueId};
+use crate::ir::{Attr, Module, Op, ValueId};
 use crate::sharding::TensorSharding;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,8 +12,8 @@ use super::ops::{
 };
 use super::projection::Projection;
 use super::trace::{Step, Tracer};
+use crate::ir::{Attr, Module, Op, ValueId};
 use crate::model::{Model, OpId};
-use crate::print::ir::{Attr, Module, Op, ValueId};
 use crate::print::printer::print_op_at;
 use crate::rules::{self, OpDesc, OpShardingRule, RuleLookup, RuleOptions, Unknown};
 use crate::sharding::{AxisRef, Mesh, MeshRef, TensorSharding};
@@ -638,7 +638,7 @@ impl<'a> Driver<'a> {
                 let Some(shape) = self.g.ty(self.m, result).static_shape() else { return };
                 let allowed = match self.g.op(self.m, op).prop("allowed_direction") {
                     Some(a) => {
-                        let t = crate::print::attr::attr_to_string(a);
+                        let t = crate::ir::attr::attr_to_string(a);
                         let w = t.rsplit([' ', '<']).next().unwrap_or("").trim_end_matches('>');
                         Direction::parse(w).unwrap_or(Direction::None)
                     }

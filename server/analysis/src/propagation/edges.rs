@@ -2,7 +2,7 @@
 //! `-sdy-apply-sharding-constraints`: structural passes around propagation.
 
 use super::graph::*;
-use crate::print::ir::{Attr, Module, Op, ValueId};
+use crate::ir::{Attr, Module, Op, ValueId};
 use crate::sharding::TensorSharding;
 use rustc_hash::FxHashMap as HashMap;
 

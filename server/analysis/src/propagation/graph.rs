@@ -5,7 +5,7 @@
 //! `sdy.sharding`, sdy op properties, data-flow edge owners and edges).
 
 use super::deferred_shift::DeferredShift;
-use crate::print::ir::{Attr, Block, Module, Op, Syntax, ValueId};
+use crate::ir::{Attr, Block, Module, Op, Syntax, ValueId};
 use crate::sharding::axis;
 use crate::sharding::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
 use rustc_hash::FxHashMap;

@@ -18,9 +18,9 @@ use super::origins::{source_map, Node};
 use super::projection::Projection;
 use super::trace::{Step, Tracer};
 use super::{constraints, edges, run_strategy_traced, Options, Strategy, StrategyOption};
+use crate::ir::sdy::factor_symbol;
+use crate::ir::{Module, ValueId};
 use crate::model::Model;
-use crate::print::ir::{Module, ValueId};
-use crate::print::sdy::factor_symbol;
 use crate::sharding::axis::{self, list_prefix_status, PrefixStatus};
 use crate::sharding::{AxisRef, TensorSharding};
 use rustc_hash::FxHashMap as HashMap;
@@ -894,7 +894,7 @@ fn dim_of(s: &Step<'_>, n: Node, f: usize) -> Option<usize> {
 /// -sdy-apply-sharding-constraints -sdy-<level>-propagate -sdy-sink-data-flow-edges`
 /// does, and explains the result.
 pub fn infer(src: &str, chunk: &Chunk, model: &Model, opts: &InferOptions) -> Inference {
-    let mut m = crate::print::build_module(src, chunk);
+    let mut m = crate::ir::build_module(src, chunk);
     let written = written_shardings(&m);
     edges::add_data_flow_edges(&mut m);
     constraints::apply_sharding_constraints(&mut m);

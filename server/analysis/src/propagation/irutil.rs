@@ -2,10 +2,8 @@
 //! functions, deep cloning with value remapping, symbol uniquing, and a walk over
 //! every sharding of the module.
 
-use crate::print::attr::NamedAttr;
-use crate::print::ir::{
-    Attr, Block, FuncInfo, FuncSlot, Module, Op, PieceKind, Region, Syntax, ValueId,
-};
+use crate::ir::attr::NamedAttr;
+use crate::ir::{Attr, Block, FuncInfo, FuncSlot, Module, Op, PieceKind, Region, Syntax, ValueId};
 use crate::sharding::TensorSharding;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::borrow::Cow;

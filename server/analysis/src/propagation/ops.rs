@@ -2,7 +2,7 @@
 //! MLIR's greedy driver erases when unused), and rules of ops made by passes.
 
 use super::graph::ValueType;
-use crate::print::sdy as p;
+use crate::ir::sdy as p;
 use crate::rules::{self, OpShardingRule, TensorType};
 
 const UNARY_BINARY: &[&str] = &[
@@ -163,8 +163,8 @@ pub fn purity(name: &str) -> Option<bool> {
 
 /// [`purity`] of this op: a `stablehlo.custom_call` is effect-free unless it says
 /// `has_side_effect = true` (its effects depend on the attribute, not the name).
-pub fn op_purity(op: &crate::print::ir::Op) -> Option<bool> {
-    use crate::print::ir::Attr;
+pub fn op_purity(op: &crate::ir::Op) -> Option<bool> {
+    use crate::ir::Attr;
     if op.name != "stablehlo.custom_call" {
         return purity(&op.name);
     }

@@ -6,8 +6,8 @@
 use super::graph::*;
 use super::projection::{Projection, TensorFactorShardings};
 use super::trace::{Step, Tracer};
-use crate::print::attr::NamedAttr;
-use crate::print::ir::{Attr, Module, ValueId};
+use crate::ir::attr::NamedAttr;
+use crate::ir::{Attr, Module, ValueId};
 use crate::rules::{OpShardingRule, TensorMapping};
 use crate::sharding::axis::{self, list_prefix_status, PrefixStatus};
 use crate::sharding::{AxisRef, Mesh, TensorSharding};

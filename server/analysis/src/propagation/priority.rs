@@ -4,7 +4,7 @@
 
 use super::driver::Driver;
 use super::graph::{is_data_flow_op, per_value, Def, OpIdx};
-use crate::print::ir::{Attr, ValueId};
+use crate::ir::{Attr, ValueId};
 use crate::sharding::axis;
 use crate::sharding::{DimSharding, TensorSharding};
 

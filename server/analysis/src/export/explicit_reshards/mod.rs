@@ -21,9 +21,9 @@ mod single_device;
 mod unreduced;
 mod uses;
 
+use crate::ir::ValueId;
+use crate::ir::{Attr, Module};
 use crate::model::{Model, OpId};
-use crate::print::ir::ValueId;
-use crate::print::ir::{Attr, Module};
 use crate::propagation::graph::{
     is_data_flow_op, is_terminator, sharding_of_ref, Def, Graph, OpIdx,
 };

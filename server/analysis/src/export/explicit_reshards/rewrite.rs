@@ -2,8 +2,8 @@
 //! post-order number) so they can be found again after each insertion, and new ops go
 //! where MLIR's rewriter would put them (a [`Cursor`] that advances past each one).
 
-use crate::print::attr::NamedAttr;
-use crate::print::ir::{Attr, Module, Op, Syntax, ValueId};
+use crate::ir::attr::NamedAttr;
+use crate::ir::{Attr, Module, Op, Syntax, ValueId};
 use crate::propagation::edges::{insertion_after, post_order};
 use crate::propagation::graph::{Graph, GraphCache, OpIdx, Path};
 use crate::sharding::TensorSharding;

@@ -3,8 +3,8 @@
 //! `sdy.sharded_to_unreduced` when the user has unreduced axes the source does not.
 
 use super::rewrite::{reshard_props, Cursor, OpKey, Rewriter};
-use crate::print::attr::NamedAttr;
-use crate::print::ir::{Attr, ValueId};
+use crate::ir::attr::NamedAttr;
+use crate::ir::{Attr, ValueId};
 use crate::propagation::pipeline::import::axis_set_diff;
 use crate::sharding::axis::{self, PrefixStatus};
 use crate::sharding::{AxisRef, Reduction, TensorSharding};

@@ -15,8 +15,8 @@
 use super::device_groups;
 use super::ops::{i64_array, retype, Builder};
 use super::shapes::{shard_count, TensorTy};
+use crate::ir::{Attr, Block, Module, NamedAttr, Op, Region, Syntax, ValueId};
 use crate::pass::{Pass, PassContext, PassFailed, PassOptions};
-use crate::print::ir::{Attr, Block, Module, NamedAttr, Op, Region, Syntax, ValueId};
 use crate::propagation::editor::reshards::{axis_size, local_shape};
 use crate::propagation::graph::{per_value_ref, sharding_of, Graph};
 use crate::propagation::pipeline::import::meshes;

@@ -11,7 +11,7 @@
 
 pub mod inserter;
 
-use crate::print::ir::{Attr, Module, Op, ValueId};
+use crate::ir::{Attr, Module, Op, ValueId};
 use crate::propagation::graph::{replicated_sharding, sharding_of_ref, Def, Graph};
 use crate::sharding::{Mesh, TensorSharding};
 use inserter::{plan, Planned, Step};
@@ -193,7 +193,7 @@ fn apply(
 ) {
     fn go(
         op: &mut Op,
-        values: &mut Vec<crate::print::ir::ValueInfo>,
+        values: &mut Vec<crate::ir::ValueInfo>,
         outcomes: &mut dyn Iterator<Item = Outcome>,
     ) {
         for r in &mut op.regions {
@@ -221,7 +221,7 @@ fn apply(
                                 let result = if k + 1 == steps.len() {
                                     o.results[0]
                                 } else {
-                                    values.push(crate::print::ir::ValueInfo { ty: ty.clone() });
+                                    values.push(crate::ir::ValueInfo { ty: ty.clone() });
                                     (values.len() - 1) as ValueId
                                 };
                                 let mut c = collective_op(step, v, result);

@@ -5,8 +5,8 @@
 //! of its body.
 
 use super::{Site, ValueResult, Variant};
+use crate::ir::Module;
 use crate::model::{Model, OpId};
-use crate::print::ir::Module;
 use crate::propagation::graph::{is_collective, per_value_at, sharding_of, Def, Graph, OpIdx};
 use crate::sharding::TensorSharding;
 use rustc_hash::FxHashMap as HashMap;
@@ -45,7 +45,7 @@ pub fn written(m: &Module) -> HashMap<Site, TensorSharding> {
 /// result of a data-flow op (`stablehlo.while`, `case`, a manual computation) is not
 /// read through the `sdy.data_flow_edge` that holds its propagated sharding: that edge
 /// is a value of its own, shown where it is written, as `opt` prints it.
-fn own_sharding(g: &Graph, m: &Module, v: crate::print::ir::ValueId) -> Option<TensorSharding> {
+fn own_sharding(g: &Graph, m: &Module, v: crate::ir::ValueId) -> Option<TensorSharding> {
     match g.def(v)? {
         Def::Arg { op, region: 0, block: 0, index } if g.nodes[op].name == "func.func" => {
             sharding_of(g.op(m, op).func()?.args.get(index)?.attr("sdy.sharding"))
@@ -67,7 +67,7 @@ fn own_sharding(g: &Graph, m: &Module, v: crate::print::ir::ValueId) -> Option<T
     }
 }
 
-fn entry_args(g: &Graph, i: OpIdx) -> Vec<crate::print::ir::ValueId> {
+fn entry_args(g: &Graph, i: OpIdx) -> Vec<crate::ir::ValueId> {
     g.nodes[i].args.first().and_then(|r| r.first()).cloned().unwrap_or_default()
 }
 
@@ -85,7 +85,7 @@ pub fn results(
     let by_start: HashMap<u32, OpId> =
         model.ops.iter().enumerate().map(|(i, o)| (o.start, i as OpId)).collect();
     // (site) -> (variants, the printed value of the first one)
-    let mut found: HashMap<Site, (Vec<Variant>, crate::print::ir::ValueId)> = HashMap::default();
+    let mut found: HashMap<Site, (Vec<Variant>, crate::ir::ValueId)> = HashMap::default();
     let mut add = |site: Site, s: Option<TensorSharding>, func: &str, v| {
         let e = found.entry(site).or_insert_with(|| (Vec::new(), v));
         if !e.0.iter().any(|x| x.sharding == s) {

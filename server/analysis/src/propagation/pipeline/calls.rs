@@ -5,8 +5,8 @@ use super::super::edges::{add_data_flow_edges, post_order, replace_all_uses_exce
 use super::super::graph::*;
 use super::super::irutil::*;
 use super::import::{call_graph_post_order, func_arg_shardings, func_result_shardings};
-use crate::print::attr::NamedAttr;
-use crate::print::ir::{Attr, Module, Op, Region, Syntax, ValueId};
+use crate::ir::attr::NamedAttr;
+use crate::ir::{Attr, Module, Op, Region, Syntax, ValueId};
 use crate::print::printer::print_op_at;
 use crate::sharding::{Mesh, TensorSharding};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};

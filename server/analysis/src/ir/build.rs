@@ -1,14 +1,14 @@
-//! Builds the printable IR from a parsed chunk: resolves SSA names to values, converts
+//! Builds the IR from a parsed chunk: resolves SSA names to values, converts
 //! attributes and types to their canonical form, and records for each op how MLIR
 //! prints it.
 
 use super::attr::{Attr, NamedAttr};
 use super::float::canonical_float;
-use super::ir::*;
-use super::names::element_type;
 use super::sdy as s;
 use super::text::{normalize_tokens, Normalizer};
+use super::*;
 use crate::sharding::{AxisRef, Mesh, TensorSharding};
+use crate::types::element_type;
 use rustc_hash::FxHashMap as HashMap;
 use sdy_syntax::escape::unescape_bytes;
 use sdy_syntax::lexer::{self, TokenKind};
@@ -331,7 +331,7 @@ impl Builder<'_> {
                 _ => Attr::Raw(format!("#{name}")),
             },
             AttrKind::Keyword(k) => Attr::Raw(k.to_string()),
-            AttrKind::Opaque => Attr::Raw(super::stablehlo::canonical_struct(normalize_tokens(
+            AttrKind::Opaque => Attr::Raw(super::text::canonical_struct(normalize_tokens(
                 self.text(a.span, base),
                 self,
             ))),
