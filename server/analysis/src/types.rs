@@ -84,6 +84,46 @@ pub fn element_type(ty: &str) -> &str {
     read_tensor(ty).map_or(ty, |t| t.elem())
 }
 
+/// A value's type as propagation sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ValueType {
+    /// A ranked tensor; `None` for dynamic dimensions.
+    Ranked(Vec<Option<i64>>),
+    Tuple(String),
+    /// Tokens, unranked tensors, anything else.
+    Other(String),
+}
+
+impl ValueType {
+    pub fn parse(s: &str) -> ValueType {
+        let s = s.trim();
+        if s.starts_with("tuple<") {
+            return ValueType::Tuple(s.to_string());
+        }
+        match crate::types::read_tensor(s).and_then(|t| t.dims) {
+            Some(dims) => ValueType::Ranked(dims),
+            None => ValueType::Other(s.to_string()),
+        }
+    }
+    /// Whether `s` parses as a rank-0 tensor, without building the type.
+    pub fn is_scalar_text(s: &str) -> bool {
+        crate::types::is_rank0_tensor(s.trim())
+    }
+    /// The static shape of a ranked tensor with no dynamic dimension.
+    pub fn static_shape(&self) -> Option<Vec<i64>> {
+        match self {
+            ValueType::Ranked(d) => d.iter().copied().collect(),
+            _ => None,
+        }
+    }
+    pub fn rank(&self) -> usize {
+        match self {
+            ValueType::Ranked(d) => d.len(),
+            _ => 0,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

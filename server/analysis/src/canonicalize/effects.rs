@@ -3,8 +3,8 @@
 //! (`ConstantLike`), and where such constants go (`IsolatedFromAbove` ancestors).
 
 use super::arena::{Arena, OpRef};
+use crate::ir::kind::op_purity;
 use crate::ir::{Op, Syntax};
-use crate::propagation::ops::op_purity;
 
 /// The memory effects of an op by itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,9 +9,9 @@ use super::driver::Rewriter;
 use super::reshape_strides::equivalent_strides;
 use super::shardings::resolve;
 use crate::ir::{Attr, NamedAttr, Op, Piece, PieceKind, Syntax, Template, ValueId};
-use crate::propagation::graph::ValueType;
 use crate::rules::InherentAttrs;
 use crate::sharding::{Reduction, TensorSharding};
+use crate::types::ValueType;
 use std::collections::HashSet;
 
 fn reshard_sharding(op: &Op) -> Option<&TensorSharding> {

@@ -11,7 +11,7 @@
 
 use super::ops::{inherent, pad_amounts, retype, slice_bounds, Builder};
 use super::shapes::{padded_shape, TensorTy};
-use crate::ir::build::is_elementwise;
+use crate::ir::OpKind;
 use crate::ir::{Attr, Module, NamedAttr, Op, Syntax, ValueId};
 use crate::pass::{Pass, PassContext, PassFailed, PassOptions};
 use crate::propagation::graph::{sharding_of, Graph};
@@ -38,7 +38,7 @@ impl Pass for PadForDivisibility {
         let ms = meshes(cx.module);
         let n = cx.module.body().len();
         for i in 0..n {
-            if cx.module.body()[i].name != "func.func" {
+            if cx.module.body()[i].kind != OpKind::FuncFunc {
                 continue;
             }
             let mut p = Padder {
@@ -656,7 +656,7 @@ fn infer(m: &Module, op: &Op) -> Vec<Option<Vec<i64>>> {
             Some(out)
         }
         "sdy.all_reduce" | "sdy.sharded_to_unreduced" | "sdy.replicated_to_unreduced" => shape(0),
-        n if is_elementwise(n) => shape(0),
+        _ if op.kind.has_elementwise_form() => shape(0),
         _ => None,
     };
     let mut out = vec![one];

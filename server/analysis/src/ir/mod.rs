@@ -34,12 +34,14 @@ pub mod attr;
 pub mod build;
 mod elements;
 pub mod float;
+pub mod kind;
 pub mod sdy;
 pub mod stablehlo;
 pub mod text;
 
 pub use attr::{Attr, NamedAttr};
 pub use build::build_module;
+pub use kind::OpKind;
 use sdy_syntax::tree::Str;
 
 /// An SSA value: an index into [`Module::values`].
@@ -76,6 +78,8 @@ pub struct Op {
     /// The full op name (`func.func`, `stablehlo.add`, `sdy.reshard`); shared, not
     /// copied, by the copies of the op and the propagation index.
     pub name: Str,
+    /// The kind of `name`, kept with it ([`Op::set_name`]); what passes dispatch on.
+    pub kind: OpKind,
     pub results: Vec<ValueId>,
     pub operands: Vec<ValueId>,
     /// Inherent attributes (MLIR properties), by name: `sharding`, `out_sharding`,
@@ -201,6 +205,7 @@ impl Op {
         Op {
             origin: None,
             name: name.into(),
+            kind: OpKind::of(name),
             results,
             operands,
             props,
@@ -208,6 +213,16 @@ impl Op {
             regions: Vec::new(),
             syntax: Syntax::Pretty,
         }
+    }
+
+    /// The op's kind (computed when it was built or made).
+    pub fn kind(&self) -> OpKind {
+        self.kind
+    }
+    /// Renames the op, keeping its kind in step.
+    pub fn set_name(&mut self, name: &str) {
+        self.name = name.into();
+        self.kind = OpKind::of(name);
     }
 
     /// A discardable attribute.
@@ -318,5 +333,13 @@ impl Module {
             None
         }
         go(&mut self.top, origin)
+    }
+}
+
+/// The `manual_axes` of a `sdy.manual_computation` (none for other ops).
+pub fn manual_axes(op: &Op) -> Vec<String> {
+    match op.prop("manual_axes") {
+        Some(Attr::AxisList(v)) => v.iter().map(|a| a.name.to_string()).collect(),
+        _ => Vec::new(),
     }
 }

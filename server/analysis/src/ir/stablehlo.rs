@@ -2,6 +2,7 @@
 //! form have a custom form MLIR prints (the builder marks them; [`crate::print`] prints
 //! them).
 
+use super::OpKind;
 use super::{Attr, Op};
 
 /// The integers of an `array<i64: ...>` property.
@@ -75,31 +76,6 @@ pub const CONV_WINDOW: [(&str, &str); 5] = [
     ("window_reversal", "reverse"),
 ];
 
-/// The unary elementwise CHLO ops (`chlo.square %x : T -> R`).
-pub const CHLO_UNARY: [&str; 21] = [
-    "chlo._asin_acos_kernel",
-    "chlo.acos",
-    "chlo.acosh",
-    "chlo.asin",
-    "chlo.asinh",
-    "chlo.atan",
-    "chlo.atanh",
-    "chlo.bessel_i1e",
-    "chlo.conj",
-    "chlo.cosh",
-    "chlo.sinh",
-    "chlo.tan",
-    "chlo.digamma",
-    "chlo.erf",
-    "chlo.erf_inv",
-    "chlo.erfc",
-    "chlo.is_inf",
-    "chlo.is_neg_inf",
-    "chlo.is_pos_inf",
-    "chlo.lgamma",
-    "chlo.square",
-];
-
 /// The dimension lists of a `#stablehlo.dot<...>` property by field name (absent fields
 /// are empty); `None` when it has another field or is not such an attribute.
 pub fn dot_dims(a: Option<&Attr>) -> Option<[Vec<i64>; 4]> {
@@ -142,7 +118,7 @@ pub fn custom_printable(op: &Op) -> bool {
     let only = |names: &[&str]| props.iter().all(|p| names.contains(p));
     let arr = |n: &str| i64_array(op.prop(n)).is_some();
     let n = op.operands.len();
-    if op.name == "stablehlo.reduce" {
+    if op.kind == OpKind::StablehloReduce {
         let block_args = op.regions.first().and_then(|r| r.blocks.first()).map(|b| b.args.len());
         return n >= 2
             && n.is_multiple_of(2)
@@ -152,7 +128,7 @@ pub fn custom_printable(op: &Op) -> bool {
             && only(&["dimensions"])
             && arr("dimensions");
     }
-    if op.name == "stablehlo.while" {
+    if op.kind == OpKind::StablehloWhile {
         let args =
             |i: usize| op.regions.get(i).and_then(|r| r.blocks.first()).map(|b| b.args.len());
         return op.regions.len() == 2
@@ -161,14 +137,14 @@ pub fn custom_printable(op: &Op) -> bool {
             && op.results.len() == n
             && props.is_empty();
     }
-    if op.name == "stablehlo.rng_bit_generator" {
+    if op.kind == OpKind::StablehloRngBitGenerator {
         return n == 1
             && op.results.len() == 2
             && op.regions.is_empty()
             && props.len() == 1
             && enum_keyword(op.prop("rng_algorithm"), "rng_algorithm").is_some();
     }
-    if op.name == "chlo.top_k" {
+    if op.kind == OpKind::ChloTopK {
         return n == 1
             && op.results.len() == 2
             && op.regions.is_empty()
@@ -224,7 +200,7 @@ pub fn custom_printable(op: &Op) -> bool {
         }
         "stablehlo.tuple" => props.is_empty(),
         "stablehlo.partition_id" | "stablehlo.replica_id" => n == 0 && props.is_empty(),
-        name if CHLO_UNARY.contains(&name) => n == 1 && props.is_empty(),
+        _ if op.kind.is_chlo_unary() => n == 1 && props.is_empty(),
         "chlo.next_after" | "chlo.polygamma" | "chlo.zeta" => n == 2 && props.is_empty(),
         "stablehlo.cholesky" => {
             n == 1

@@ -374,7 +374,7 @@ mod tests {
         fn run(&mut self, cx: &mut PassContext<'_>) -> Result<(), PassFailed> {
             for region in &mut cx.module.top.regions {
                 for block in &mut region.blocks {
-                    block.ops.retain(|op| &*op.name != "sdy.mesh");
+                    block.ops.retain(|op| op.kind != crate::ir::OpKind::SdyMesh);
                 }
             }
             cx.warn(0, "meshes dropped".into(), None);

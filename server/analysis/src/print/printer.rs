@@ -3,8 +3,8 @@
 
 use super::names::{self, Names};
 use crate::ir::attr::{attr_to_string, write_dict, write_dict_of, Attr, NamedAttr};
-use crate::ir::build::{collective_axes_key, is_elementwise};
 use crate::ir::sdy::{AllToAllDisplay, AxisListDisplay, AxisListsDisplay, PerValueList};
+use crate::ir::OpKind;
 use crate::ir::*;
 use sdy_syntax::escape::{escape_string, symbol_ref};
 use std::fmt::Write;
@@ -64,6 +64,8 @@ impl Printer<'_> {
     }
 
     fn op(&mut self, op: &Op) {
+        // A pass that renamed an op without `Op::set_name` left its kind behind.
+        debug_assert_eq!(op.kind, OpKind::of(&op.name), "the kind of {}", op.name);
         if !op.results.is_empty() {
             let r = self.names.results_of(&op.results);
             self.out.push_str(&r);
@@ -480,7 +482,7 @@ impl Printer<'_> {
     fn chlo(&mut self, op: &Op, name: &str) {
         use crate::ir::stablehlo::int;
         let operands = self.uses(&op.operands);
-        if op.name == "chlo.top_k" {
+        if op.kind == OpKind::ChloTopK {
             let k = int(op.prop("k")).unwrap_or_default();
             // The `is_stable` flag is not printed (nor parsed) by this StableHLO version.
             let _ = write!(self.out, "{name}({operands}, k = {k})");
@@ -595,7 +597,7 @@ impl Printer<'_> {
                     let _ = write!(self.out, "<{}>", escape_string(s));
                 }
                 let _ = write!(self.out, "({})", self.uses(&op.operands));
-                let manual = op.name == "sdy.manual_computation";
+                let manual = op.kind == OpKind::SdyManualComputation;
                 for key in ["in_shardings", "out_shardings"] {
                     if manual || op.prop(key).is_some() {
                         let _ = write!(self.out, " {key}={}", self.per_value_prop(op, key));
@@ -653,8 +655,11 @@ impl Printer<'_> {
                         _ => None,
                     },
                     "sdy.collective_permute" => None,
-                    n => {
-                        match op.prop(collective_axes_key(n)).or_else(|| op.prop("sharded_axes")) {
+                    _ => {
+                        match op
+                            .prop(op.kind.collective_axes_key())
+                            .or_else(|| op.prop("sharded_axes"))
+                        {
                             Some(Attr::AxisLists(v)) => Some(AxisListsDisplay(v).to_string()),
                             Some(Attr::AxisList(v)) => Some(AxisListDisplay(v).to_string()),
                             Some(a) => Some(attr_to_string(a)),
@@ -702,10 +707,12 @@ impl Printer<'_> {
                 let outs = self.types(&op.results);
                 self.fn_type(&ins, &outs);
             }
-            n if (n.starts_with("stablehlo.") || n.starts_with("chlo.")) && !is_elementwise(n) => {
+            n if (n.starts_with("stablehlo.") || n.starts_with("chlo."))
+                && !op.kind.has_elementwise_form() =>
+            {
                 self.stablehlo(op)
             }
-            n if is_elementwise(n) => {
+            _ if op.kind.has_elementwise_form() => {
                 let _ = write!(self.out, "{name} {}", self.uses(&op.operands));
                 self.attr_dict(&op.attrs, &[]);
                 let ins = self.types(&op.operands);

@@ -3,7 +3,9 @@
 //! every sharding of the module.
 
 use crate::ir::attr::NamedAttr;
-use crate::ir::{Attr, Block, FuncInfo, FuncSlot, Module, Op, PieceKind, Region, Syntax, ValueId};
+use crate::ir::{
+    Attr, Block, FuncInfo, FuncSlot, Module, Op, OpKind, PieceKind, Region, Syntax, ValueId,
+};
 use crate::sharding::TensorSharding;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::borrow::Cow;
@@ -104,6 +106,7 @@ pub fn make_func(
     Op {
         origin: None,
         name: "func.func".into(),
+        kind: OpKind::FuncFunc,
         results: Vec::new(),
         operands: Vec::new(),
         props: Vec::new(),

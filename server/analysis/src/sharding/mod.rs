@@ -5,6 +5,7 @@
 //! spanned copies (`model::sharding`) and converts to these for the algebra and printing.
 
 pub mod axis;
+pub mod make;
 
 use sdy_syntax::escape::{symbol_ref, unescape, write_escaped};
 use sdy_syntax::sdy::{AxisRefAst, MeshAst, MeshRefAst, ShardingAst};

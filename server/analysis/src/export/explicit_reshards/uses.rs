@@ -5,6 +5,7 @@
 
 use super::rewrite::{reshard_props, Cursor, OpKey, Rewriter};
 use super::unreduced::{all_reduce_if_unreduced_to_replicated, insert_unreduced_collectives};
+use crate::ir::OpKind;
 use crate::ir::ValueId;
 use crate::propagation::edges::edge_owners;
 use crate::propagation::graph::{
@@ -67,7 +68,7 @@ fn owner_target(
 ) -> Option<TensorSharding> {
     let s = g.sharding(m, owner)?;
     let o = g.op(m, op);
-    if o.name != "sdy.manual_computation" {
+    if o.kind != OpKind::SdyManualComputation {
         return Some(s);
     }
     let axes = manual_axes(o);

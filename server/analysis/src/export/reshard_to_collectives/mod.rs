@@ -11,6 +11,7 @@
 
 pub mod inserter;
 
+use crate::ir::OpKind;
 use crate::ir::{Attr, Module, Op, ValueId};
 use crate::propagation::graph::{replicated_sharding, sharding_of_ref, Def, Graph};
 use crate::sharding::{Mesh, TensorSharding};
@@ -34,7 +35,7 @@ pub fn reshard_to_collectives(m: &mut Module, keep_redundant: bool) {
     let g = Graph::shared(m);
     let mut reshards: Vec<(ValueId, ValueId, TensorSharding)> = Vec::new();
     m.top.walk(&mut |op: &Op| {
-        if op.name == "sdy.reshard" {
+        if op.kind == OpKind::SdyReshard {
             if let (Some(&i), Some(&r), Some(s)) =
                 (op.operands.first(), op.results.first(), sharding_of_ref(op.prop("sharding")))
             {
@@ -84,7 +85,7 @@ fn bypass_barriers(
             return (v, Some(s.clone()));
         }
         match g.def(v) {
-            Some(Def::Result { op, .. }) if g.nodes[op].name == "sdy.propagation_barrier" => {
+            Some(Def::Result { op, .. }) if g.nodes[op].kind == OpKind::SdyPropagationBarrier => {
                 match g.nodes[op].operands.first() {
                     Some(&x) => v = x,
                     None => return (v, None),
@@ -201,7 +202,8 @@ fn apply(
                 let old = std::mem::take(&mut b.ops);
                 let mut ops = Vec::with_capacity(old.len());
                 for mut o in old {
-                    if o.name != "sdy.reshard" || o.operands.is_empty() || o.results.is_empty() {
+                    if o.kind != OpKind::SdyReshard || o.operands.is_empty() || o.results.is_empty()
+                    {
                         go(&mut o, values, outcomes);
                         ops.push(o);
                         continue;

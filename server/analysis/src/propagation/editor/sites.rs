@@ -6,8 +6,9 @@
 
 use super::{Site, ValueResult, Variant};
 use crate::ir::Module;
+use crate::ir::OpKind;
 use crate::model::{Model, OpId};
-use crate::propagation::graph::{is_collective, per_value_at, sharding_of, Def, Graph, OpIdx};
+use crate::propagation::graph::{per_value_at, sharding_of, Def, Graph, OpIdx};
 use crate::sharding::TensorSharding;
 use rustc_hash::FxHashMap as HashMap;
 
@@ -18,7 +19,7 @@ pub fn written(m: &Module) -> HashMap<Site, TensorSharding> {
     for i in 1..g.nodes.len() {
         let n = &g.nodes[i];
         let Some(o) = n.origin else { continue };
-        if n.name == "func.func" {
+        if n.kind == OpKind::FuncFunc {
             for (index, &a) in entry_args(&g, i).iter().enumerate() {
                 if let Some(s) = own_sharding(&g, m, a) {
                     out.insert(Site::Arg { func: o, index }, s);
@@ -47,7 +48,7 @@ pub fn written(m: &Module) -> HashMap<Site, TensorSharding> {
 /// is a value of its own, shown where it is written, as `opt` prints it.
 fn own_sharding(g: &Graph, m: &Module, v: crate::ir::ValueId) -> Option<TensorSharding> {
     match g.def(v)? {
-        Def::Arg { op, region: 0, block: 0, index } if g.nodes[op].name == "func.func" => {
+        Def::Arg { op, region: 0, block: 0, index } if g.nodes[op].kind == OpKind::FuncFunc => {
             sharding_of(g.op(m, op).func()?.args.get(index)?.attr("sdy.sharding"))
         }
         Def::Arg { .. } => None,
@@ -57,7 +58,7 @@ fn own_sharding(g: &Graph, m: &Module, v: crate::ir::ValueId) -> Option<TensorSh
                 "sdy.data_flow_edge" | "sdy.sharding_constraint" | "sdy.reshard" => {
                     sharding_of(o.prop("sharding"))
                 }
-                n if is_collective(n) => sharding_of(o.prop("out_sharding")),
+                _ if o.kind.is_collective() => sharding_of(o.prop("out_sharding")),
                 "sdy.named_computation" | "sdy.manual_computation" => {
                     per_value_at(o.prop("out_shardings"), index)
                 }
@@ -94,7 +95,7 @@ pub fn results(
     };
     let top: Vec<OpIdx> = g.nodes[0].children.iter().flatten().flatten().copied().collect();
     for f in top {
-        if g.nodes[f].name != "func.func" {
+        if g.nodes[f].kind != OpKind::FuncFunc {
             continue;
         }
         let Some(name) = g.op(m, f).func().map(|fi| fi.sym.clone()) else { continue };
