@@ -12,8 +12,9 @@
 
 use sdy_analysis::canonicalize::{canonicalize, driver::Config};
 use sdy_analysis::diag::Severity;
+use sdy_analysis::ir::build_module;
 use sdy_analysis::passes::{parse_pass_flag, Pipeline, Session};
-use sdy_analysis::print::{build_module, print_module};
+use sdy_analysis::print::print_module;
 use sdy_tests::{fixtures, mlir_files};
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -8,8 +8,8 @@
 
 use sdy_analysis::collectives::{describe_ir, describe_stablehlo, Kind};
 use sdy_analysis::cost;
+use sdy_analysis::ir::build_module;
 use sdy_analysis::passes::{parse_pass_flag, Pipeline, Session};
-use sdy_analysis::print::build_module;
 use sdy_analysis::propagation::editor::{propagate, Strategy};
 use sdy_analysis::propagation::graph::Graph;
 use std::path::{Path, PathBuf};

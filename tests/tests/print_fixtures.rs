@@ -12,8 +12,9 @@
 //! without the verifier.
 
 use sdy_analysis::diag::LineIndex;
-use sdy_analysis::print::ir::{Attr, Op};
-use sdy_analysis::print::{build_module, print_chunk, print_module};
+use sdy_analysis::ir::build_module;
+use sdy_analysis::ir::{Attr, Op};
+use sdy_analysis::print::{print_chunk, print_module};
 use sdy_analysis::sharding::{AxisRef, DimSharding, MeshRef, Reduction, TensorSharding};
 use sdy_analysis::syntax_diags::{first_parse_failure, syntax_diagnostics};
 use sdy_tests::sdy_lsp;

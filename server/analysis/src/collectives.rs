@@ -25,7 +25,7 @@
 //! listed (major first), groups ordered by the remaining coordinates; device ids come
 //! from the mesh's `device_ids` (iota when absent).
 
-use crate::print::ir::{Attr, Module};
+use crate::ir::{Attr, Module};
 use crate::propagation::editor::reshards::{elem_bytes, local_shape, tensor_shape};
 use crate::propagation::graph::{replicated_sharding, sharding_of_ref, Graph, OpIdx};
 use crate::sharding::axis::{mesh_axis_size, pre_size, size};
@@ -378,9 +378,9 @@ pub fn describe_stablehlo(m: &Module, g: &Graph, i: OpIdx) -> Option<Collective>
         .props
         .iter()
         .chain(&op.attrs)
-        .map(|p| format!("{} = {} ", p.name, crate::print::attr::attr_to_string(&p.value)))
+        .map(|p| format!("{} = {} ", p.name, crate::ir::attr::attr_to_string(&p.value)))
         .collect();
-    if let crate::print::ir::Syntax::Custom(t) = &op.syntax {
+    if let crate::ir::Syntax::Custom(t) = &op.syntax {
         text.push_str(&t.joined_text());
     }
     let kind = Kind::of_op(&node.name)?;

@@ -8,6 +8,7 @@ pub mod explain;
 pub(crate) mod export;
 pub mod ide;
 pub mod incremental;
+pub mod ir;
 pub mod mlir_loc;
 pub mod model;
 pub(crate) mod pass;

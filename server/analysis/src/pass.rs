@@ -5,8 +5,8 @@
 //! `crate::passes`, above every pass.
 
 use crate::diag::{Diagnostic, DiagnosticCode, Note, Origin, Severity};
+use crate::ir::Module;
 use crate::model::Model;
-use crate::print::ir::Module;
 use sdy_syntax::tree::Chunk;
 use sdy_syntax::Span;
 use std::collections::HashSet;
@@ -253,7 +253,7 @@ pub struct PassContext<'a> {
     pub src: &'a str,
     pub chunk: &'a Chunk,
     /// The semantic model of the chunk as parsed: ops are keyed by their absolute
-    /// start, which is the IR's [`crate::print::ir::Op::origin`]. Ops a pass creates
+    /// start, which is the IR's [`crate::ir::Op::origin`]. Ops a pass creates
     /// have no origin and are not in it.
     pub model: &'a Model,
     pub module: &'a mut Module,

@@ -79,6 +79,52 @@ pub fn tensor_text(shape: &[i64], elem: &str) -> String {
     t
 }
 
+/// The element type of a tensor type text (`f32` of `tensor<8xf32>`); other types as
+/// they are.
+pub fn element_type(ty: &str) -> &str {
+    read_tensor(ty).map_or(ty, |t| t.elem())
+}
+
+/// A value's type as propagation sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ValueType {
+    /// A ranked tensor; `None` for dynamic dimensions.
+    Ranked(Vec<Option<i64>>),
+    Tuple(String),
+    /// Tokens, unranked tensors, anything else.
+    Other(String),
+}
+
+impl ValueType {
+    pub fn parse(s: &str) -> ValueType {
+        let s = s.trim();
+        if s.starts_with("tuple<") {
+            return ValueType::Tuple(s.to_string());
+        }
+        match crate::types::read_tensor(s).and_then(|t| t.dims) {
+            Some(dims) => ValueType::Ranked(dims),
+            None => ValueType::Other(s.to_string()),
+        }
+    }
+    /// Whether `s` parses as a rank-0 tensor, without building the type.
+    pub fn is_scalar_text(s: &str) -> bool {
+        crate::types::is_rank0_tensor(s.trim())
+    }
+    /// The static shape of a ranked tensor with no dynamic dimension.
+    pub fn static_shape(&self) -> Option<Vec<i64>> {
+        match self {
+            ValueType::Ranked(d) => d.iter().copied().collect(),
+            _ => None,
+        }
+    }
+    pub fn rank(&self) -> usize {
+        match self {
+            ValueType::Ranked(d) => d.len(),
+            _ => 0,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,5 +145,16 @@ mod tests {
         assert_eq!(tensor_text(&[8, 16], "bf16"), "tensor<8x16xbf16>");
         assert!(is_rank0_tensor("tensor<f32>") && !is_rank0_tensor("tensor<1xf32>"));
         assert!(!is_rank0_tensor("tensor<*xf32>") && !is_rank0_tensor("tuple<>"));
+    }
+
+    #[test]
+    fn element_types() {
+        assert_eq!(element_type("tensor<8x?xi32>"), "i32");
+        assert_eq!(element_type("tensor<f32>"), "f32");
+        assert_eq!(
+            element_type("tensor<3x!quant.uniform<i32:f32, 2.0:15>>"),
+            "!quant.uniform<i32:f32, 2.0:15>"
+        );
+        assert_eq!(element_type("tensor<4xi1, #enc>"), "i1");
     }
 }

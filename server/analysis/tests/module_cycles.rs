@@ -10,7 +10,6 @@ use std::path::Path;
 /// helpers (`propagation::{graph, irutil, edges}`) move to a typed IR of their own.
 const KNOWN: &[(&str, &str, &str)] = &[
     ("propagation", "export", "the pipeline's last stage inserts explicit reshards"),
-    ("propagation", "canonicalize", "batching uses the greedy rewriter"),
     ("propagation", "explain", "editor hints read value shardings and local shapes"),
     ("export", "passes", "the export pipeline and per-instruction partitioning run passes by flag"),
 ];

@@ -8,7 +8,7 @@
 //! `Value::getUsers()` does, which decides which candidate a pattern finds first), and
 //! a use is removed in constant time.
 
-use crate::print::ir::{Block, Module, Op, Region, ValueId, ValueInfo};
+use crate::ir::{Block, Module, Op, Region, ValueId, ValueInfo};
 
 pub type OpRef = usize;
 pub type BlockRef = usize;
@@ -474,7 +474,7 @@ impl Arena {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::print::ir::Syntax;
+    use crate::ir::Syntax;
 
     fn op(name: &str, operands: Vec<ValueId>, results: Vec<ValueId>) -> Op {
         Op { syntax: Syntax::Generic, ..Op::pretty(name, operands, results, Vec::new()) }

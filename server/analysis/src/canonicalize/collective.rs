@@ -7,10 +7,11 @@
 use super::arena::OpRef;
 use super::driver::Rewriter;
 use super::shardings::{equivalent, resolve, sharding};
-use crate::print::ir::{Attr, NamedAttr, Op, ValueId};
-use crate::print::sdy::AllToAllParam;
-use crate::propagation::graph::replicated_sharding;
+use crate::ir::sdy::AllToAllParam;
+use crate::ir::OpKind;
+use crate::ir::{Attr, NamedAttr, Op, ValueId};
 use crate::sharding::axis::{add_axis_or_merge, sort_and_merge};
+use crate::sharding::make::replicated_sharding;
 use crate::sharding::{AxisRef, DimSharding, TensorSharding};
 
 fn input(rw: &Rewriter, op: OpRef) -> Option<ValueId> {
@@ -262,7 +263,7 @@ pub fn reduce_scatter_fusion(rw: &mut Rewriter, op: OpRef) -> bool {
     let slicing = axis_lists(rw.ir.op(op), "slicing_axes").cloned();
     for user in rw.ir.users(v) {
         let u = rw.ir.op(user);
-        if u.name != "sdy.all_slice" || axis_lists(u, "slicing_axes").cloned() != slicing {
+        if u.kind != OpKind::SdyAllSlice || axis_lists(u, "slicing_axes").cloned() != slicing {
             return false;
         }
         if user != op && rw.ir.is_before_in_block(user, op) != Some(false) {

@@ -9,7 +9,7 @@
 use super::arena::{Arena, BlockRef, Def, OpRef};
 use super::effects::{constant_key, intrinsically_live, is_trivially_dead, isolated_from_above};
 use super::shardings::meshes;
-use crate::print::ir::{Op, ValueId};
+use crate::ir::{Op, ValueId};
 use crate::sharding::Mesh;
 use std::collections::{HashMap, HashSet};
 

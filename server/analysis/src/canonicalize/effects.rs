@@ -3,8 +3,8 @@
 //! (`ConstantLike`), and where such constants go (`IsolatedFromAbove` ancestors).
 
 use super::arena::{Arena, OpRef};
-use crate::print::ir::{Op, Syntax};
-use crate::propagation::ops::op_purity;
+use crate::ir::kind::op_purity;
+use crate::ir::{Op, Syntax};
 
 /// The memory effects of an op by itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,7 +79,7 @@ pub fn constant_key(op: &Op, ir: &Arena) -> Option<(String, String)> {
         return None;
     }
     let value = match (op.prop("value"), &op.syntax) {
-        (Some(v), _) => crate::print::attr::attr_to_string(v),
+        (Some(v), _) => crate::ir::attr::attr_to_string(v),
         // A custom form we print from its tokens: they spell the value.
         (None, Syntax::Custom(t)) => t.joined_text(),
         (None, _) => return None,

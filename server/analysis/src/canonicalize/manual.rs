@@ -7,7 +7,7 @@ use super::arena::OpRef;
 use super::driver::Rewriter;
 use super::effects::inlinable;
 use super::shardings::resolve;
-use crate::print::ir::Attr;
+use crate::ir::Attr;
 use crate::sharding::axis::mesh_axis_size;
 use crate::sharding::{Mesh, TensorSharding};
 use std::collections::HashSet;

@@ -19,8 +19,9 @@ pub(crate) mod reshape_strides;
 pub(crate) mod reshard;
 pub(crate) mod shardings;
 
+use crate::ir::OpKind;
+use crate::ir::{Module, Op};
 use crate::pass::{Pass, PassContext, PassFailed, PassOptions};
-use crate::print::ir::{Module, Op};
 use arena::{Arena, OpRef};
 use driver::{Config, Rewriter};
 
@@ -31,7 +32,7 @@ fn apply_patterns(rw: &mut Rewriter, op: OpRef) -> bool {
     let o = rw.ir.op(op);
     // Reshards and collectives take one tensor and give one (a module that says
     // otherwise did not verify; leave it alone).
-    if o.name != "sdy.manual_computation" && (o.operands.len() != 1 || o.results.len() != 1) {
+    if o.kind != OpKind::SdyManualComputation && (o.operands.len() != 1 || o.results.len() != 1) {
         return false;
     }
     match rw.ir.name(op) {
@@ -58,7 +59,7 @@ fn apply_patterns(rw: &mut Rewriter, op: OpRef) -> bool {
 /// reshard. The export pipeline enables just this label.
 pub fn reshard_label_patterns(rw: &mut Rewriter, op: OpRef) -> bool {
     let o = rw.ir.op(op);
-    o.name == "sdy.reshard"
+    o.kind == OpKind::SdyReshard
         && o.operands.len() == 1
         && o.results.len() == 1
         && reshard::reshard_of_reshard(rw, op)
@@ -67,7 +68,7 @@ pub fn reshard_label_patterns(rw: &mut Rewriter, op: OpRef) -> bool {
 /// Only the patterns labelled `sdy-collective` (`kCollectiveLabel`): those of the
 /// collective ops.
 pub fn collective_label_patterns(rw: &mut Rewriter, op: OpRef) -> bool {
-    let collective = crate::propagation::graph::is_collective(rw.ir.name(op));
+    let collective = rw.ir.op(op).kind.is_collective();
     collective && apply_patterns(rw, op)
 }
 

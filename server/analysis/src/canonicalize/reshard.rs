@@ -8,10 +8,10 @@ use super::arena::OpRef;
 use super::driver::Rewriter;
 use super::reshape_strides::equivalent_strides;
 use super::shardings::resolve;
-use crate::print::ir::{Attr, NamedAttr, Op, Piece, PieceKind, Syntax, Template, ValueId};
-use crate::propagation::graph::ValueType;
+use crate::ir::{Attr, NamedAttr, Op, Piece, PieceKind, Syntax, Template, ValueId};
 use crate::rules::InherentAttrs;
 use crate::sharding::{Reduction, TensorSharding};
+use crate::types::ValueType;
 use std::collections::HashSet;
 
 fn reshard_sharding(op: &Op) -> Option<&TensorSharding> {
@@ -67,7 +67,7 @@ fn unwrap_metadata(rw: &Rewriter, mut v: ValueId) -> ValueId {
 /// A transpose's permutation (custom `dims = [...]` or generic `permutation`).
 fn permutation(op: &Op) -> Option<Vec<i64>> {
     let text = match (&op.syntax, op.prop("permutation")) {
-        (_, Some(a)) => format!("permutation = {}", crate::print::attr::attr_to_string(a)),
+        (_, Some(a)) => format!("permutation = {}", crate::ir::attr::attr_to_string(a)),
         (Syntax::Custom(t), None) => t.joined_text(),
         _ => return None,
     };

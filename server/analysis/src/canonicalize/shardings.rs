@@ -2,8 +2,10 @@
 //! `getSharding(Value)` and `TensorShardingAttr::isEquivalent`.
 
 use super::arena::{Arena, Def, OpRef};
-use crate::print::ir::{Attr, ValueId};
-use crate::propagation::graph::{erase_manual_axes, is_collective, manual_axes};
+use crate::ir::manual_axes;
+use crate::ir::OpKind;
+use crate::ir::{Attr, ValueId};
+use crate::sharding::make::erase_manual_axes;
 use crate::sharding::{Mesh, MeshRef, TensorSharding};
 use std::collections::HashMap;
 
@@ -13,7 +15,7 @@ pub fn meshes(ir: &Arena) -> HashMap<String, Mesh> {
     let Some(b) = ir.entry_block(ir.top, 0) else { return out };
     for o in ir.block_ops(b) {
         let op = ir.op(o);
-        if op.name != "sdy.mesh" {
+        if op.kind != OpKind::SdyMesh {
             continue;
         }
         if let (Some(Attr::Str(name)), Some(Attr::Mesh(m))) = (op.prop("sym_name"), op.prop("mesh"))
@@ -45,10 +47,6 @@ fn nth(a: Option<&Attr>, i: usize) -> Option<TensorSharding> {
     }
 }
 
-fn is_data_flow_op(name: &str) -> bool {
-    crate::propagation::graph::is_data_flow_op(name)
-}
-
 /// `getSharding(value)`: where Shardy keeps the sharding of `v`.
 pub fn sharding(ir: &Arena, v: ValueId) -> Option<TensorSharding> {
     match ir.def(v)? {
@@ -76,7 +74,7 @@ fn result_sharding(ir: &Arena, o: OpRef, index: usize) -> Option<TensorSharding>
     let op = ir.op(o);
     let name = op.name.as_str();
     let v = *op.results.get(index)?;
-    if is_data_flow_op(name) {
+    if op.kind.is_data_flow_op() {
         // A data-flow edge on the result holds its sharding (`DataFlowEdgeOp::lookup`).
         let users = ir.users(v);
         if let [u] = users.as_slice() {
@@ -89,7 +87,7 @@ fn result_sharding(ir: &Arena, o: OpRef, index: usize) -> Option<TensorSharding>
         "sdy.data_flow_edge" | "sdy.sharding_constraint" | "sdy.reshard" => {
             single(op.prop("sharding"))
         }
-        n if is_collective(n) => single(op.prop("out_sharding")),
+        _ if op.kind.is_collective() => single(op.prop("out_sharding")),
         "sdy.named_computation" | "sdy.manual_computation" => nth(op.prop("out_shardings"), index),
         _ => nth(op.attr("sdy.sharding"), index),
     }

@@ -16,9 +16,10 @@ use super::{DimChange, OpCollective, Reason, Side};
 use crate::collectives::{describe_ir, describe_stablehlo, Kind};
 use crate::export::explicit_reshards::insert_explicit_reshards;
 use crate::export::reshard_to_collectives::reshard_to_collectives;
+use crate::ir::sdy::{factor_symbol, AxisListDisplay};
+use crate::ir::OpKind;
+use crate::ir::{Module, ValueId};
 use crate::model::{Model, OpId};
-use crate::print::ir::{Module, ValueId};
-use crate::print::sdy::{factor_symbol, AxisListDisplay};
 use crate::propagation::graph::{sharding_of_ref, Def, Graph, OpIdx};
 use crate::rules::{rule_for, RuleLookup, RuleOptions};
 use crate::sharding::TensorSharding;
@@ -142,8 +143,8 @@ fn attribute_inserted(
         if node.origin.is_some() || g.erased.get(i) == Some(&true) {
             continue;
         }
-        let reshard = node.name == "sdy.reshard";
-        if !(reshard || node.name == "sdy.all_reduce") {
+        let reshard = node.kind == OpKind::SdyReshard;
+        if !(reshard || node.kind == OpKind::SdyAllReduce) {
             continue;
         }
         let (Some(&x), Some(&y)) = (node.operands.first(), node.results.first()) else {

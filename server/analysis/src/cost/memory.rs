@@ -9,7 +9,7 @@
 //! compiler's schedule keeps.
 
 use super::{FunctionMemory, ValueMemory};
-use crate::print::ir::{Module, ValueId};
+use crate::ir::{Module, ValueId};
 use crate::propagation::editor::reshards::{elem_bytes, local_shape, tensor_shape};
 use crate::propagation::editor::ValueResult;
 use crate::propagation::graph::{sharding_of_ref, Graph};
@@ -53,7 +53,7 @@ pub fn functions_in(m: &Module, g: &Graph) -> Vec<(String, Option<u32>, Function
             k += 1;
         }
         let ops = &order[first..k];
-        let slot = |s: &crate::print::ir::FuncSlot| {
+        let slot = |s: &crate::ir::FuncSlot| {
             local(&s.ty, sharding_of_ref(s.attr("sdy.sharding")), g).map_or(0, |x| x.1)
         };
         let arguments: i64 = fi.args.iter().map(slot).sum();

@@ -31,8 +31,8 @@ pub mod time;
 mod tests;
 
 use crate::collectives::Collective;
+use crate::ir::Module;
 use crate::model::Model;
-use crate::print::ir::Module;
 use crate::propagation::editor::{ChunkPropagation, Site, ValueResult};
 use crate::propagation::graph::Graph;
 use crate::sharding::TensorSharding;

@@ -14,7 +14,7 @@ fn cost_of(src: &str, propagated: bool) -> (crate::ChunkAnalysis, Cost) {
         assert!(!p.failed, "{:?}", p.diagnostics);
         of_propagation(src, &a.model, &p).unwrap()
     } else {
-        analyze(src, &a.model, &crate::print::build_module(src, &chunk), &[])
+        analyze(src, &a.model, &crate::ir::build_module(src, &chunk), &[])
     };
     (a, cost)
 }

@@ -4,7 +4,7 @@
 use super::time::{self, Bandwidth};
 use super::{Cost, FunctionCost, OpCollective, Side, ValueMemory};
 use crate::collectives::Kind;
-use crate::print::sdy::AxisListDisplay;
+use crate::ir::sdy::AxisListDisplay;
 use crate::propagation::editor::reshards::{compact, human_bytes};
 
 /// `all-gather{"x"}`: the kind and the axes it works on.

@@ -2,8 +2,8 @@
 //! factor table saying, per factor, its size, which dimension of each operand and result
 //! it is (part of), and what sharding it costs.
 
+use crate::ir::sdy::factor_symbol;
 use crate::model::{Model, OpId};
-use crate::print::sdy::factor_symbol;
 use crate::rules::{self, FactorType, OpShardingRule, RuleLookup, RuleOptions};
 use std::fmt::Write as _;
 

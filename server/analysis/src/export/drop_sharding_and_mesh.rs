@@ -1,7 +1,8 @@
 //! `sdy-drop-sharding-and-mesh`: removes every `sdy.sharding` (ops, function arguments
 //! and results) and every `sdy.mesh`.
 
-use crate::print::ir::Module;
+use crate::ir::Module;
+use crate::ir::OpKind;
 
 pub fn drop_sharding_and_mesh(m: &mut Module) {
     m.top.walk_mut(&mut |op| {
@@ -15,7 +16,7 @@ pub fn drop_sharding_and_mesh(m: &mut Module) {
     m.top.walk_mut(&mut |op| {
         for r in &mut op.regions {
             for b in &mut r.blocks {
-                b.ops.retain(|o| o.name != "sdy.mesh");
+                b.ops.retain(|o| o.kind != OpKind::SdyMesh);
             }
         }
     });

@@ -10,8 +10,8 @@
 
 use super::ops::{i64_array, Builder};
 use super::shapes::TensorTy;
-use crate::print::attr::attr_to_string;
-use crate::print::ir::{Attr, Block, Module, NamedAttr, Op, Region, Syntax, ValueId};
+use crate::ir::attr::attr_to_string;
+use crate::ir::{Attr, Block, Module, NamedAttr, Op, Region, Syntax, ValueId};
 use crate::propagation::editor::reshards::axis_size;
 use crate::shape::ceil_div;
 use crate::sharding::{AxisRef, Mesh, MeshRef, Reduction, TensorSharding};

@@ -1,8 +1,8 @@
 //! Builders of the StableHLO ops the export passes create (constants, the device id,
 //! comparisons, arithmetic), each a new op with a fresh result in the printable IR.
 
-use crate::print::ir::{Attr, Module, Op, ValueId};
-use crate::print::names::element_type;
+use crate::ir::{Attr, Module, Op, ValueId};
+use crate::types::element_type;
 use rustc_hash::FxHashSet as HashSet;
 
 /// `name(operands) : result_ty` in its custom form, with the new result.

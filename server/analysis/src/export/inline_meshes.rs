@@ -2,7 +2,8 @@
 //! `mesh<[...]>`), in shardings and in StableHLO's `replica_group_mesh_axes`, and the
 //! `sdy.mesh` ops go away.
 
-use crate::print::ir::{Attr, Module};
+use crate::ir::OpKind;
+use crate::ir::{Attr, Module};
 use crate::propagation::irutil::transform_shardings;
 use crate::propagation::pipeline::import::meshes;
 use crate::sharding::{Mesh, MeshRef, TensorSharding};
@@ -29,7 +30,7 @@ pub fn inline_meshes(m: &mut Module) {
         }
     });
     if let Some(body) = m.body_mut() {
-        body.retain(|op| op.name != "sdy.mesh");
+        body.retain(|op| op.kind != OpKind::SdyMesh);
     }
 }
 

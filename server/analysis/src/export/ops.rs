@@ -4,8 +4,8 @@
 //! their tokens, so their attributes are read from those and their types rewritten.
 
 use super::shapes::TensorTy;
-use crate::print::attr::attr_to_string;
-use crate::print::ir::{Attr, Module, NamedAttr, Op, Piece, PieceKind, Syntax, ValueId};
+use crate::ir::attr::attr_to_string;
+use crate::ir::{Attr, Module, NamedAttr, Op, Piece, PieceKind, Syntax, ValueId};
 use crate::rules::InherentAttrs;
 use crate::sharding::TensorSharding;
 
@@ -34,7 +34,7 @@ pub fn i64_array(v: &[i64]) -> Attr {
 /// A slice's `(start, limit, stride)` per dimension: its properties, or the custom
 /// form's `[a:b, c:d:s]`.
 pub fn slice_bounds(op: &Op) -> Option<Vec<(i64, i64, i64)>> {
-    use crate::print::stablehlo::i64_array as read;
+    use crate::ir::stablehlo::i64_array as read;
     if let (Some(s), Some(l), Some(t)) =
         (read(op.prop("start_indices")), read(op.prop("limit_indices")), read(op.prop("strides")))
     {

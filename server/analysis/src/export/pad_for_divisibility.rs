@@ -11,9 +11,9 @@
 
 use super::ops::{inherent, pad_amounts, retype, slice_bounds, Builder};
 use super::shapes::{padded_shape, TensorTy};
+use crate::ir::OpKind;
+use crate::ir::{Attr, Module, NamedAttr, Op, Syntax, ValueId};
 use crate::pass::{Pass, PassContext, PassFailed, PassOptions};
-use crate::print::build::is_elementwise;
-use crate::print::ir::{Attr, Module, NamedAttr, Op, Syntax, ValueId};
 use crate::propagation::graph::{sharding_of, Graph};
 use crate::propagation::pipeline::import::meshes;
 use crate::rules::stablehlo_attrs::Value;
@@ -38,7 +38,7 @@ impl Pass for PadForDivisibility {
         let ms = meshes(cx.module);
         let n = cx.module.body().len();
         for i in 0..n {
-            if cx.module.body()[i].name != "func.func" {
+            if cx.module.body()[i].kind != OpKind::FuncFunc {
                 continue;
             }
             let mut p = Padder {
@@ -656,7 +656,7 @@ fn infer(m: &Module, op: &Op) -> Vec<Option<Vec<i64>>> {
             Some(out)
         }
         "sdy.all_reduce" | "sdy.sharded_to_unreduced" | "sdy.replicated_to_unreduced" => shape(0),
-        n if is_elementwise(n) => shape(0),
+        _ if op.kind.has_elementwise_form() => shape(0),
         _ => None,
     };
     let mut out = vec![one];
@@ -718,12 +718,12 @@ fn conv_shape(
 /// A function as MLIR's generic printer shows it in a diagnostic (`{...}` body).
 fn generic_func_head(f: &Op) -> String {
     let Some(info) = f.func() else { return String::new() };
-    let dicts = |slots: &[crate::print::ir::FuncSlot]| {
+    let dicts = |slots: &[crate::ir::FuncSlot]| {
         let items: Vec<String> = slots
             .iter()
             .map(|s| {
                 let mut d = String::new();
-                crate::print::attr::write_dict(&mut d, &s.attrs);
+                crate::ir::attr::write_dict(&mut d, &s.attrs);
                 if d.is_empty() {
                     "{}".to_string()
                 } else {

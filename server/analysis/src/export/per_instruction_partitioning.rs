@@ -6,14 +6,15 @@
 //! not divide evenly are padded before, results sliced back after.
 
 use super::hlo_ops::{constant, splice_op, zero_of};
+use crate::ir::attr::NamedAttr;
+use crate::ir::OpKind;
+use crate::ir::{Attr, Block, Module, Op, Region, ValueId};
 use crate::pass::{PassContext, PassFailed, PassOptions};
 use crate::passes::{parse_pass_flag, Pipeline};
-use crate::print::attr::NamedAttr;
-use crate::print::ir::{Attr, Block, Module, Op, Region, ValueId};
-use crate::print::names::element_type;
 use crate::propagation::graph::{is_terminator, replicated_sharding, Graph, OpIdx, ValueType};
 use crate::propagation::irutil::{clone_op, make_func, SymbolTable};
 use crate::sharding::{AxisRef, Mesh, MeshRef, TensorSharding};
+use crate::types::element_type;
 use rustc_hash::FxHashMap as HashMap;
 
 /// Which ops the `filter` option selects.
@@ -67,7 +68,7 @@ impl Filter {
 fn skipped(op: &Op) -> bool {
     let name = op.name.as_str();
     if is_terminator(name)
-        || crate::propagation::graph::is_collective(name)
+        || op.kind.is_collective()
         || matches!(
             name,
             "sdy.data_flow_edge"
@@ -263,7 +264,7 @@ fn partition_one(
     }
 
     // A reshard's operand and result share one padded type.
-    let unified: Option<Vec<i64>> = (original.name == "sdy.reshard")
+    let unified: Option<Vec<i64>> = (original.kind == OpKind::SdyReshard)
         .then(|| {
             let ty = m.ty(*n.operands.first()?)?.to_string();
             let base = shape(&ty)?;
@@ -372,13 +373,15 @@ fn partition_one(
             slot.set_attr("sdy.sharding", Attr::Sharding(s.clone()));
         }
     }
-    let mut body: Vec<Op> = m.body().iter().filter(|o| o.name == "sdy.mesh").cloned().collect();
+    let mut body: Vec<Op> =
+        m.body().iter().filter(|o| o.kind == OpKind::SdyMesh).cloned().collect();
     body.push(func);
     let mut temp = Module {
         values: m.values.clone(),
         top: Op {
             origin: None,
             name: m.top.name.clone(),
+            kind: m.top.kind,
             results: Vec::new(),
             operands: Vec::new(),
             props: Vec::new(),
@@ -400,7 +403,7 @@ fn partition_one(
         return Err(PassFailed);
     };
     if let Some(term) = block.ops.last_mut() {
-        if term.name != "sdy.return" {
+        if term.kind != OpKind::SdyReturn {
             *term = Op::pretty("sdy.return", term.operands.clone(), Vec::new(), Vec::new());
         }
     }
@@ -449,7 +452,7 @@ fn partition_one(
 /// Whether `-sdy-resolve-permutation-factors` has work on the op: a reshape, or an op
 /// whose (non-custom) sharding rule has a permutation factor.
 fn has_permutation_factors(cx: &PassContext<'_>, op: &Op) -> bool {
-    if op.name == "stablehlo.reshape" {
+    if op.kind == OpKind::StablehloReshape {
         return true;
     }
     if !op.name.starts_with("stablehlo.") {

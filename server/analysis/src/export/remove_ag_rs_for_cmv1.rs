@@ -3,7 +3,8 @@
 //! whose only use is an `sdy.reduce_scatter` (and whose result has no unreduced axes)
 //! takes the scatter's sharding and the scatter goes away.
 
-use crate::print::ir::{Attr, Module, ValueId};
+use crate::ir::OpKind;
+use crate::ir::{Attr, Module, ValueId};
 use crate::propagation::graph::{remove_ops, Def, Graph, Path};
 
 pub fn remove_ag_rs_for_cmv1(m: &mut Module) {
@@ -20,7 +21,7 @@ pub fn remove_ag_rs_for_cmv1(m: &mut Module) {
         for &v in &n.operands {
             let Some(Def::Result { op, .. }) = g.def(v) else { continue };
             let ag = g.node(op);
-            if ag.name == "sdy.all_gather" && uses_of_op(&g, op) == 1 {
+            if ag.kind == OpKind::SdyAllGather && uses_of_op(&g, op) == 1 {
                 if let Some(&input) = ag.operands.first() {
                     removed.push((ag.path.clone(), v, input));
                 }
@@ -38,7 +39,7 @@ pub fn remove_ag_rs_for_cmv1(m: &mut Module) {
             .results
             .first()
             .is_none_or(|&r| g.sharding_ref(m, r).is_none_or(|s| s.unreduced.is_empty()));
-        if rs.name == "sdy.reduce_scatter" && no_unreduced {
+        if rs.kind == OpKind::SdyReduceScatter && no_unreduced {
             if let (Some(s), Some(&out), Some(&input)) = (
                 rs.results.first().and_then(|&r| g.sharding(m, r)),
                 rs.results.first(),

@@ -6,8 +6,9 @@
 use super::hlo_ops::{
     compare, const_i64, constant, device_id, op, remove_defining, splice_op, zero_of,
 };
-use crate::print::attr::NamedAttr;
-use crate::print::ir::{Attr, Block, Module, Op, Region, Syntax, ValueId};
+use crate::ir::attr::NamedAttr;
+use crate::ir::OpKind;
+use crate::ir::{Attr, Block, Module, Op, Region, Syntax, ValueId};
 use crate::propagation::edges::post_order;
 use crate::propagation::graph::{Def, Graph, OpIdx, ValueType};
 use crate::propagation::irutil::clone_op;
@@ -32,7 +33,7 @@ pub fn resolve_single_device_sharding(m: &mut Module, replica_count: i64) {
 fn global_mesh(m: &Module) -> Option<(String, Mesh)> {
     m.body().iter().find_map(|op| match (op.prop("sym_name"), op.prop("mesh")) {
         (Some(Attr::Str(n)), Some(Attr::Mesh(mesh)))
-            if op.name == "sdy.mesh" && !mesh.axes.is_empty() =>
+            if op.kind == OpKind::SdyMesh && !mesh.axes.is_empty() =>
         {
             Some((String::from_utf8_lossy(n).into_owned(), mesh.clone()))
         }
@@ -141,7 +142,7 @@ fn resolve(m: &mut Module, g: &Graph, i: OpIdx, global: &str, mesh: &Mesh, repli
         new_ops.push(ar);
         for &(user, _) in g.uses(r) {
             let u = g.node(user);
-            if u.name == "sdy.reshard"
+            if u.kind == OpKind::SdyReshard
                 && g.op(m, user).prop("sharding") == Some(&Attr::Sharding(replicated.clone()))
             {
                 if let Some(&out) = u.results.first() {

@@ -7,8 +7,9 @@
 //! Shardy walks each function in post-order and stops at the function's first error;
 //! every function is checked.
 
+use crate::ir::OpKind;
+use crate::ir::{Module, Op, Syntax, ValueId};
 use crate::pass::{PassContext, PassFailed};
-use crate::print::ir::{Module, Op, Syntax, ValueId};
 use crate::propagation::graph::{erase_manual_axes, manual_axes, mlir_operands, Def, Graph, OpIdx};
 use crate::propagation::irutil::callee_ref;
 use crate::propagation::pipeline::import::axis_set_diff;
@@ -23,7 +24,7 @@ type Sharding<'m> = Option<Cow<'m, TensorSharding>>;
 pub fn verify_unreduced_axes(cx: &mut PassContext<'_>) -> Result<(), PassFailed> {
     let g = Graph::build(cx.module);
     let funcs: Vec<OpIdx> =
-        g.pre_order().into_iter().filter(|&i| g.node(i).name == "func.func").collect();
+        g.pre_order().into_iter().filter(|&i| g.node(i).kind == OpKind::FuncFunc).collect();
     let mut failed = false;
     for f in funcs {
         let order = g.post_order_from(f);
@@ -151,7 +152,7 @@ impl<'a> Verifier<'a> {
         }
         let ret = self.g.terminator(i, 0)?;
         let ret = self.g.node(ret);
-        if ret.name != "stablehlo.return" || ret.operands.is_empty() {
+        if ret.kind != OpKind::StablehloReturn || ret.operands.is_empty() {
             return None;
         }
         let mut found = None;

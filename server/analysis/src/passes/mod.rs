@@ -23,12 +23,12 @@ pub use crate::pass::parse_bool;
 pub use pipeline_text::parse_pass_pipeline;
 
 use crate::diag::{Diagnostic, DiagnosticCode, Severity};
+use crate::ir::Module;
 use crate::model::Model;
 pub use crate::pass::{
     opt, CreatePass, OptKind, OptionInfo, Pass, PassContext, PassFailed, PassInfo, PassOptions,
     PassSpec, Session,
 };
-use crate::print::ir::Module;
 use sdy_syntax::tree::Chunk;
 
 const BASIC_OPTIONS: &[OptionInfo] = &[
@@ -250,7 +250,7 @@ impl Pipeline {
     ) -> PipelineRun {
         // The registry's rules of the model's ops, built once for all passes.
         let _rules = crate::rules::memo::scope(model, src);
-        let mut module = crate::print::build_module(src, chunk);
+        let mut module = crate::ir::build_module(src, chunk);
         let mut cx = PassContext {
             src,
             chunk,
@@ -378,7 +378,7 @@ mod tests {
         fn run(&mut self, cx: &mut PassContext<'_>) -> Result<(), PassFailed> {
             for region in &mut cx.module.top.regions {
                 for block in &mut region.blocks {
-                    block.ops.retain(|op| &*op.name != "sdy.mesh");
+                    block.ops.retain(|op| op.kind != crate::ir::OpKind::SdyMesh);
                 }
             }
             cx.warn(0, "meshes dropped".into(), None);

@@ -5,8 +5,9 @@
 //! are emitted once per process (one for custom calls, one for other ops).
 
 use super::{Pass, PassContext, PassFailed, PassOptions};
+use crate::ir::OpKind;
+use crate::ir::{Attr, Op};
 use crate::model::{Model, OpId};
-use crate::print::ir::{Attr, Op};
 use crate::rules::{self, RuleLookup, RuleOptions, Unknown};
 use crate::verify::messages as msg;
 use crate::verify::values::{has_static_shape, type_string};
@@ -49,7 +50,7 @@ impl Pass for PopulateOpShardingRules {
         let by_start: HashMap<u32, OpId> =
             cx.model.ops.iter().enumerate().map(|(i, o)| (o.start, i as OpId)).collect();
         let mut order = Vec::new();
-        for op in cx.module.body().iter().filter(|op| op.name == "func.func") {
+        for op in cx.module.body().iter().filter(|op| op.kind == OpKind::FuncFunc) {
             post_order(op, &mut order);
         }
         let mut created: HashMap<u32, rules::OpShardingRule> = HashMap::new();

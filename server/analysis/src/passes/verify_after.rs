@@ -8,8 +8,8 @@
 //! op's `origin` and so its location in the source.
 
 use crate::diag::Severity;
+use crate::ir::Module;
 use crate::model::Model;
-use crate::print::ir::Module;
 
 /// The first error MLIR's verifier reports on `module` (printed as `printed`): the
 /// origin of the op it is about (`None` for ops a pass made) and the message.

@@ -12,7 +12,8 @@
 //!   several named ODS results use those names (`%output_state, %output`). A hint
 //!   already visible in the enclosing regions gets `_N` from the conflict counter.
 
-use super::ir::{Module, Op, Region, ValueId};
+use crate::ir::{Module, Op, Region, ValueId};
+use crate::types::element_type;
 use std::collections::HashSet;
 
 /// The printed name of a value: `%<text>` or, in a result group of several values,
@@ -244,10 +245,6 @@ fn sanitize(name: &str) -> String {
 
 /// The element type of a tensor type text (`tensor<8xi32>` -> `i32`); other types as
 /// they are.
-pub fn element_type(ty: &str) -> &str {
-    crate::types::read_tensor(ty).map_or(ty, |t| t.elem())
-}
-
 fn is_integer_type(t: &str) -> bool {
     let digits =
         t.strip_prefix("si").or_else(|| t.strip_prefix("ui")).or_else(|| t.strip_prefix('i'));
@@ -268,7 +265,7 @@ fn result_hints(module: &Module, op: &Op) -> Vec<(usize, String)> {
         "arith.constant" => {
             let ty = op.results.first().and_then(|&r| module.ty(r)).unwrap_or("");
             let hint = match op.prop("value") {
-                Some(super::attr::Attr::Int { value, ty: vty }) if !ty.starts_with("tensor") => {
+                Some(crate::ir::Attr::Int { value, ty: vty }) if !ty.starts_with("tensor") => {
                     if vty == "i1" {
                         if *value != 0 {
                             "true".to_string()
@@ -281,7 +278,7 @@ fn result_hints(module: &Module, op: &Op) -> Vec<(usize, String)> {
                         format!("c{value}_{vty}")
                     }
                 }
-                Some(super::attr::Attr::Bool(b)) => b.to_string(),
+                Some(crate::ir::Attr::Bool(b)) => b.to_string(),
                 _ => "cst".to_string(),
             };
             vec![(0, hint)]
@@ -295,19 +292,4 @@ fn result_hints(module: &Module, op: &Op) -> Vec<(usize, String)> {
 
 fn named(names: &[&str]) -> Vec<(usize, String)> {
     names.iter().enumerate().map(|(i, n)| (i, n.to_string())).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    #[test]
-    fn element_types() {
-        assert_eq!(element_type("tensor<8x?xi32>"), "i32");
-        assert_eq!(element_type("tensor<f32>"), "f32");
-        assert_eq!(
-            element_type("tensor<3x!quant.uniform<i32:f32, 2.0:15>>"),
-            "!quant.uniform<i32:f32, 2.0:15>"
-        );
-        assert_eq!(element_type("tensor<4xi1, #enc>"), "i1");
-    }
 }

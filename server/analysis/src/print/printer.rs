@@ -1,11 +1,11 @@
 //! Prints the IR like `mlir-opt` without debug info: two-space indentation, MLIR's SSA
 //! names, each op in its custom form when it has one.
 
-use super::attr::{attr_to_string, write_dict, write_dict_of, Attr, NamedAttr};
-use super::build::{collective_axes_key, is_elementwise};
-use super::ir::*;
 use super::names::{self, Names};
-use super::sdy::{AllToAllDisplay, AxisListDisplay, AxisListsDisplay, PerValueList};
+use crate::ir::attr::{attr_to_string, write_dict, write_dict_of, Attr, NamedAttr};
+use crate::ir::sdy::{AllToAllDisplay, AxisListDisplay, AxisListsDisplay, PerValueList};
+use crate::ir::OpKind;
+use crate::ir::*;
 use sdy_syntax::escape::{escape_string, symbol_ref};
 use std::fmt::Write;
 
@@ -64,6 +64,8 @@ impl Printer<'_> {
     }
 
     fn op(&mut self, op: &Op) {
+        // A pass that renamed an op without `Op::set_name` left its kind behind.
+        debug_assert_eq!(op.kind, OpKind::of(&op.name), "the kind of {}", op.name);
         if !op.results.is_empty() {
             let r = self.names.results_of(&op.results);
             self.out.push_str(&r);
@@ -306,11 +308,10 @@ impl Printer<'_> {
         }
     }
 
-    /// StableHLO custom forms of generic-form ops (`stablehlo::custom_printable`).
+    /// StableHLO custom forms of generic-form ops (`ir::stablehlo::custom_printable`).
     fn stablehlo(&mut self, op: &Op) {
-        use super::stablehlo::{
-            dot_dims, enum_keyword, i64_array, int, list, precisions, slice_ranges,
-        };
+        use super::stablehlo::{list, slice_ranges};
+        use crate::ir::stablehlo::{dot_dims, enum_keyword, i64_array, int, precisions};
         let name = self.op_name(&op.name).to_string();
         match op.name.as_str() {
             "stablehlo.reduce" => return self.reduce(op, &name),
@@ -418,7 +419,8 @@ impl Printer<'_> {
 
     /// `stablehlo.convolution(%a, %b) dim_numbers = ..., window = {...} {attrs} : (A, B) -> R`
     fn convolution(&mut self, op: &Op, name: &str) {
-        use super::stablehlo::{conv_dims, conv_window, CONV_WINDOW};
+        use super::stablehlo::conv_window;
+        use crate::ir::stablehlo::{conv_dims, CONV_WINDOW};
         let dims = conv_dims(op.prop("dimension_numbers")).unwrap_or_default();
         let _ = write!(
             self.out,
@@ -438,7 +440,8 @@ impl Printer<'_> {
     /// `stablehlo.reduce(%x init: %i) applies stablehlo.add across dimensions = [1] : ...`,
     /// or with the body after ` reducer(%a: T, %b: T) ` when it is not a single such op.
     fn reduce(&mut self, op: &Op, name: &str) {
-        use super::stablehlo::{compact_reducer, i64_array, list};
+        use super::stablehlo::{compact_reducer, list};
+        use crate::ir::stablehlo::i64_array;
         let pairs = op.operands.len() / 2;
         let inputs: Vec<String> = (0..pairs)
             .map(|i| {
@@ -477,9 +480,9 @@ impl Printer<'_> {
     /// CHLO's custom forms: `chlo.square %x : T -> R`, `chlo.zeta %x, %q : A, B -> R`,
     /// `chlo.top_k(%x, k = 4) : T -> (V, I)`.
     fn chlo(&mut self, op: &Op, name: &str) {
-        use super::stablehlo::int;
+        use crate::ir::stablehlo::int;
         let operands = self.uses(&op.operands);
-        if op.name == "chlo.top_k" {
+        if op.kind == OpKind::ChloTopK {
             let k = int(op.prop("k")).unwrap_or_default();
             // The `is_stable` flag is not printed (nor parsed) by this StableHLO version.
             let _ = write!(self.out, "{name}({operands}, k = {k})");
@@ -594,7 +597,7 @@ impl Printer<'_> {
                     let _ = write!(self.out, "<{}>", escape_string(s));
                 }
                 let _ = write!(self.out, "({})", self.uses(&op.operands));
-                let manual = op.name == "sdy.manual_computation";
+                let manual = op.kind == OpKind::SdyManualComputation;
                 for key in ["in_shardings", "out_shardings"] {
                     if manual || op.prop(key).is_some() {
                         let _ = write!(self.out, " {key}={}", self.per_value_prop(op, key));
@@ -652,8 +655,11 @@ impl Printer<'_> {
                         _ => None,
                     },
                     "sdy.collective_permute" => None,
-                    n => {
-                        match op.prop(collective_axes_key(n)).or_else(|| op.prop("sharded_axes")) {
+                    _ => {
+                        match op
+                            .prop(op.kind.collective_axes_key())
+                            .or_else(|| op.prop("sharded_axes"))
+                        {
                             Some(Attr::AxisLists(v)) => Some(AxisListsDisplay(v).to_string()),
                             Some(Attr::AxisList(v)) => Some(AxisListDisplay(v).to_string()),
                             Some(a) => Some(attr_to_string(a)),
@@ -701,10 +707,12 @@ impl Printer<'_> {
                 let outs = self.types(&op.results);
                 self.fn_type(&ins, &outs);
             }
-            n if (n.starts_with("stablehlo.") || n.starts_with("chlo.")) && !is_elementwise(n) => {
+            n if (n.starts_with("stablehlo.") || n.starts_with("chlo."))
+                && !op.kind.has_elementwise_form() =>
+            {
                 self.stablehlo(op)
             }
-            n if is_elementwise(n) => {
+            _ if op.kind.has_elementwise_form() => {
                 let _ = write!(self.out, "{name} {}", self.uses(&op.operands));
                 self.attr_dict(&op.attrs, &[]);
                 let ins = self.types(&op.operands);

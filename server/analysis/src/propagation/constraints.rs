@@ -5,7 +5,8 @@
 
 use super::edges::{insert_op, insertion_after, post_order, replace_all_uses_except};
 use super::graph::*;
-use crate::print::ir::{Attr, Module, Op, ValueId};
+use crate::ir::OpKind;
+use crate::ir::{Attr, Module, Op, ValueId};
 use crate::sharding::TensorSharding;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,7 +65,7 @@ fn should_apply(m: &Module, g: &Graph, input: ValueId, s: &TensorSharding) -> bo
 fn chain_tail(m: &Module, g: &Graph, head: OpIdx) -> Option<OpIdx> {
     let input = *g.nodes[head].operands.first()?;
     if let Some(Def::Result { op, .. }) = g.def(input) {
-        if g.nodes[op].name == "sdy.sharding_constraint" {
+        if g.nodes[op].kind == OpKind::SdyShardingConstraint {
             return None;
         }
     }
@@ -146,7 +147,7 @@ pub fn apply_sharding_constraints_debug(
                     let uses: Vec<(OpIdx, usize)> = g.live_uses(input).collect();
                     let mut rewired = false;
                     for (u, _) in uses {
-                        if u == op || g.nodes[u].name == "func.return" {
+                        if u == op || g.nodes[u].kind == OpKind::FuncReturn {
                             continue;
                         }
                         let up = &g.nodes[u].path;
@@ -242,7 +243,7 @@ pub fn apply_sharding_constraints_debug(
 }
 
 fn is_edge_related(g: &Graph, input: ValueId) -> bool {
-    let defined_by_edge = matches!(g.def(input), Some(Def::Result { op, .. }) if g.nodes[op].name == "sdy.data_flow_edge");
+    let defined_by_edge = matches!(g.def(input), Some(Def::Result { op, .. }) if g.nodes[op].kind == OpKind::SdyDataFlowEdge);
     defined_by_edge || g.edge_of_target(input).is_some()
 }
 

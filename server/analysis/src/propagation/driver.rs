@@ -7,13 +7,11 @@
 use super::control::{Control, Flow, RunToEnd};
 use super::factor::{propagate_aggressive, propagate_basic, Direction, FactorPropagation};
 use super::graph::*;
-use super::ops::{
-    identity_rule, is_elementwise_op, op_purity, purity, rule_from_print, tensor_type,
-};
+use super::ops::{identity_rule, is_elementwise_op, op_purity, rule_from_print, tensor_type};
 use super::projection::Projection;
 use super::trace::{Step, Tracer};
+use crate::ir::{Attr, Module, Op, OpKind, ValueId};
 use crate::model::{Model, OpId};
-use crate::print::ir::{Attr, Module, Op, ValueId};
 use crate::print::printer::print_op_at;
 use crate::rules::memo::Verdict;
 use crate::rules::{self, OpDesc, OpShardingRule, RuleOptions, Unknown};
@@ -388,7 +386,7 @@ impl<'a> Driver<'a> {
         self.group_of.clear();
         self.groups.clear();
         for i in self.g.pre_order() {
-            if self.g.nodes[i].name != "sdy.sharding_group" {
+            if self.g.nodes[i].kind != OpKind::SdyShardingGroup {
                 continue;
             }
             let id = match self.g.op(self.m, i).prop("group_id") {
@@ -527,11 +525,11 @@ impl<'a> Driver<'a> {
     }
 
     fn would_be_dead(&self, i: OpIdx) -> bool {
-        let name = &self.g.nodes[i].name;
-        let purity = if name == "stablehlo.custom_call" {
+        let kind = self.g.nodes[i].kind;
+        let purity = if kind == OpKind::StablehloCustomCall {
             op_purity(self.g.op(self.m, i))
         } else {
-            purity(name)
+            kind.purity()
         };
         match purity {
             None => false,
@@ -547,7 +545,7 @@ impl<'a> Driver<'a> {
 
     fn is_trivially_dead(&self, i: OpIdx) -> bool {
         let n = &self.g.nodes[i];
-        if is_terminator(&n.name) || n.name == "func.func" || n.name == "sdy.mesh" {
+        if is_terminator(&n.name) || n.kind == OpKind::FuncFunc || n.kind == OpKind::SdyMesh {
             return false;
         }
         n.results.iter().all(|&r| self.g.live_uses(r).next().is_none()) && self.would_be_dead(i)
@@ -651,7 +649,7 @@ impl<'a> Driver<'a> {
                 let Some(shape) = self.g.ty(self.m, result).static_shape() else { return };
                 let allowed = match self.g.op(self.m, op).prop("allowed_direction") {
                     Some(a) => {
-                        let t = crate::print::attr::attr_to_string(a);
+                        let t = crate::ir::attr::attr_to_string(a);
                         let w = t.rsplit([' ', '<']).next().unwrap_or("").trim_end_matches('>');
                         Direction::parse(w).unwrap_or(Direction::None)
                     }
@@ -695,7 +693,9 @@ impl<'a> Driver<'a> {
                 let Some(shape) = self.g.ty(self.m, result).static_shape() else { return };
                 let mut sources = Vec::new();
                 match self.g.def(input) {
-                    Some(Def::Arg { op: f, index, .. }) if self.g.nodes[f].name == "func.func" => {
+                    Some(Def::Arg { op: f, index, .. })
+                        if self.g.nodes[f].kind == OpKind::FuncFunc =>
+                    {
                         let sym = self.g.op(self.m, f).func().map(|fi| fi.sym.clone());
                         let calls =
                             sym.and_then(|s| self.g.callers.get(&s).cloned()).unwrap_or_default();
@@ -712,14 +712,14 @@ impl<'a> Driver<'a> {
                         }
                     }
                     Some(Def::Result { op: call, index })
-                        if self.g.nodes[call].name == "func.call" =>
+                        if self.g.nodes[call].kind == OpKind::FuncCall =>
                     {
                         let callee = super::irutil::callee(self.g.op(self.m, call));
                         let Some(f) = callee.and_then(|c| self.g.funcs.get(&c).copied()) else {
                             return;
                         };
                         if let Some(t) = self.g.terminator(f, 0) {
-                            if self.g.nodes[t].name == "func.return" {
+                            if self.g.nodes[t].kind == OpKind::FuncReturn {
                                 if let Some(&v) = self.g.nodes[t].operands.get(index) {
                                     sources.push(Slot::Value(v));
                                 }
@@ -878,7 +878,7 @@ impl<'a> Driver<'a> {
                 let own = sharding_of_ref(self.g.op(self.m, e).prop("sharding"))?;
                 let input = *self.g.nodes[e].operands.first()?;
                 let owner = self.g.owner(input)?;
-                if self.g.op(self.m, owner).name != "sdy.manual_computation" {
+                if self.g.op(self.m, owner).kind != OpKind::SdyManualComputation {
                     return Some(Cow::Borrowed(own));
                 }
                 self.g.transform_target_sharding(self.m, e, Some(own.clone()), true).map(Cow::Owned)
@@ -1194,7 +1194,7 @@ impl<'a> Driver<'a> {
 
     fn notify_sharding_modified(&mut self, v: ValueId) {
         if let Some(Def::Result { op: d, .. }) = self.g.def(v) {
-            if self.g.nodes[d].name == "sdy.data_flow_edge" {
+            if self.g.nodes[d].kind == OpKind::SdyDataFlowEdge {
                 if let Some(&input) = self.g.nodes[d].operands.first() {
                     for t in self.g.non_owner_targets(input) {
                         self.notify_users_modified(t);
@@ -1236,12 +1236,12 @@ impl<'a> Driver<'a> {
         let n = &self.g.nodes[op];
         let name = n.name.as_str();
         // Only `bitcast_convert` looks at the types: parse them for it alone.
-        let elementwise = if name == "stablehlo.bitcast_convert" {
+        let elementwise = if n.kind == OpKind::StablehloBitcastConvert {
             let o = n.operands.first().map(|&v| self.g.ty(self.m, v));
             let r = n.results.first().map(|&v| self.g.ty(self.m, v));
-            is_elementwise_op(name, o.as_ref(), r.as_ref())
+            is_elementwise_op(n.kind, o.as_ref(), r.as_ref())
         } else {
-            is_elementwise_op(name, None, None)
+            is_elementwise_op(n.kind, None, None)
         };
         let offload = name == "stablehlo.custom_call"
             && (matches!(

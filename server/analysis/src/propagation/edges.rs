@@ -2,7 +2,8 @@
 //! `-sdy-apply-sharding-constraints`: structural passes around propagation.
 
 use super::graph::*;
-use crate::print::ir::{Attr, Module, Op, ValueId};
+use crate::ir::OpKind;
+use crate::ir::{Attr, Module, Op, ValueId};
 use crate::sharding::TensorSharding;
 use rustc_hash::FxHashMap as HashMap;
 
@@ -90,7 +91,7 @@ pub fn add_data_flow_edges(m: &mut Module) {
     // Data-flow ops in post-order, identified by their owners (stable across edits).
     let mut work: Vec<(Vec<ValueId>, Vec<ValueId>)> = Vec::new();
     for i in post_order(&g0) {
-        if is_data_flow_op(&g0.nodes[i].name) {
+        if g0.nodes[i].kind.is_data_flow_op() {
             work.push(edge_owners(&g0, i));
         }
     }
@@ -176,12 +177,12 @@ pub fn insert_all(m: &mut Module, inserts: Vec<(InsertPoint, Op)>) {
 pub fn sink_data_flow_edges(m: &mut Module, origins: bool, edges_debug: bool) {
     let g = Graph::shared(m);
     for i in g.pre_order() {
-        if !is_data_flow_op(&g.nodes[i].name) {
+        if !g.nodes[i].kind.is_data_flow_op() {
             continue;
         }
         let (args, results) = edge_owners(&g, i);
-        let is_manual = g.nodes[i].name == "sdy.manual_computation";
-        let is_named = g.nodes[i].name == "sdy.named_computation";
+        let is_manual = g.nodes[i].kind == OpKind::SdyManualComputation;
+        let is_named = g.nodes[i].kind == OpKind::SdyNamedComputation;
         for (kind, owners) in [(0, &args), (1, &results)] {
             if let Some(list) = shardings_from_edges(m, &g, owners) {
                 let op = g.op_mut(m, i);
@@ -215,7 +216,7 @@ pub fn sink_data_flow_edges(m: &mut Module, origins: bool, edges_debug: bool) {
     // Remove the edges: their uses take the edge's input.
     let mut removals: Vec<(Path, ValueId, ValueId)> = Vec::new();
     for i in g.pre_order() {
-        if g.nodes[i].name == "sdy.data_flow_edge" {
+        if g.nodes[i].kind == OpKind::SdyDataFlowEdge {
             if let (Some(&input), Some(&res)) =
                 (g.nodes[i].operands.first(), g.nodes[i].results.first())
             {

@@ -5,9 +5,14 @@
 //! `sdy.sharding`, sdy op properties, data-flow edge owners and edges).
 
 use super::deferred_shift::DeferredShift;
-use crate::print::ir::{Attr, Block, Module, Op, Syntax, ValueId};
+pub use crate::ir::manual_axes;
+use crate::ir::{Attr, Block, Module, Op, OpKind, Syntax, ValueId};
 use crate::sharding::axis;
-use crate::sharding::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
+pub use crate::sharding::make::{
+    erase_free_axes, erase_manual_axes, open_sharding, replicated_sharding,
+};
+use crate::sharding::{DimSharding, Mesh, MeshRef, TensorSharding};
+pub use crate::types::ValueType;
 use rustc_hash::FxHashMap;
 use rustc_hash::FxHashMap as HashMap;
 use sdy_syntax::tree::Str;
@@ -41,6 +46,7 @@ pub struct Node {
     pub path: Path,
     pub parent: Option<OpIdx>,
     pub name: Str,
+    pub kind: OpKind,
     pub operands: Values,
     pub results: Values,
     /// Per region, per block: the block arguments.
@@ -48,46 +54,6 @@ pub struct Node {
     /// Per region, per block: the ops.
     pub children: Vec<Vec<Vec<OpIdx>>>,
     pub origin: Option<u32>,
-}
-
-/// A value's type as propagation sees it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ValueType {
-    /// A ranked tensor; `None` for dynamic dimensions.
-    Ranked(Vec<Option<i64>>),
-    Tuple(String),
-    /// Tokens, unranked tensors, anything else.
-    Other(String),
-}
-
-impl ValueType {
-    pub fn parse(s: &str) -> ValueType {
-        let s = s.trim();
-        if s.starts_with("tuple<") {
-            return ValueType::Tuple(s.to_string());
-        }
-        match crate::types::read_tensor(s).and_then(|t| t.dims) {
-            Some(dims) => ValueType::Ranked(dims),
-            None => ValueType::Other(s.to_string()),
-        }
-    }
-    /// Whether `s` parses as a rank-0 tensor, without building the type.
-    pub fn is_scalar_text(s: &str) -> bool {
-        crate::types::is_rank0_tensor(s.trim())
-    }
-    /// The static shape of a ranked tensor with no dynamic dimension.
-    pub fn static_shape(&self) -> Option<Vec<i64>> {
-        match self {
-            ValueType::Ranked(d) => d.iter().copied().collect(),
-            _ => None,
-        }
-    }
-    pub fn rank(&self) -> usize {
-        match self {
-            ValueType::Ranked(d) => d.len(),
-            _ => 0,
-        }
-    }
 }
 
 /// The index.
@@ -302,7 +268,7 @@ pub fn mlir_operands(op: &Op) -> Values {
     let n = op.operands.len();
     if matches!(op.syntax, Syntax::Custom(_))
         && n.is_multiple_of(2)
-        && op.name == "stablehlo.reduce"
+        && op.kind == OpKind::StablehloReduce
     {
         (0..n / 2)
             .map(|i| op.operands[2 * i])
@@ -321,35 +287,8 @@ pub fn str_attr(a: Option<&Attr>) -> Option<String> {
     }
 }
 
-/// Ops that are data-flow ops (`ShardableDataFlowOpInterface`).
-pub fn is_data_flow_op(name: &str) -> bool {
-    matches!(
-        name,
-        "stablehlo.while"
-            | "stablehlo.case"
-            | "stablehlo.optimization_barrier"
-            | "sdy.named_computation"
-            | "sdy.manual_computation"
-    )
-}
-
 pub fn is_terminator(name: &str) -> bool {
     crate::rules::registry::is_terminator(name)
-}
-
-/// sdy collectives (their sharding is the `out_sharding` property).
-pub fn is_collective(name: &str) -> bool {
-    matches!(
-        name,
-        "sdy.all_gather"
-            | "sdy.all_slice"
-            | "sdy.all_to_all"
-            | "sdy.collective_permute"
-            | "sdy.all_reduce"
-            | "sdy.reduce_scatter"
-            | "sdy.sharded_to_unreduced"
-            | "sdy.replicated_to_unreduced"
-    )
 }
 
 impl Graph {
@@ -458,7 +397,7 @@ impl Graph {
         {
             return false;
         }
-        let same_operands = if n.name == "stablehlo.reduce" {
+        let same_operands = if n.kind == OpKind::StablehloReduce {
             n.operands == mlir_operands(op)
         } else {
             n.operands[..] == op.operands[..]
@@ -587,6 +526,7 @@ impl Graph {
             path: Path::from_slice(path),
             parent,
             name: op.name.clone(),
+            kind: op.kind,
             operands,
             results: Values::from_slice(&op.results),
             args: op
@@ -680,6 +620,7 @@ impl Graph {
             path,
             parent: Some(p),
             name: op.name.clone(),
+            kind: op.kind,
             operands: operands.clone(),
             results: Values::from_slice(&op.results),
             args: Vec::new(),
@@ -882,7 +823,7 @@ impl Graph {
     pub fn enclosing_func(&self, mut i: OpIdx) -> Option<OpIdx> {
         loop {
             let p = self.nodes[i].parent?;
-            if self.nodes[p].name == "func.func" {
+            if self.nodes[p].kind == OpKind::FuncFunc {
                 return Some(p);
             }
             i = p;
@@ -926,7 +867,7 @@ impl Graph {
             .body()
             .iter()
             .enumerate()
-            .filter(|(_, o)| o.name == "func.func")
+            .filter(|(_, o)| o.kind == OpKind::FuncFunc)
             .filter_map(|(i, _)| self.nodes[0].children.first()?.first()?.get(i).copied())
             .collect();
         if funcs.len() == 1 {
@@ -954,7 +895,7 @@ impl Graph {
     /// (`DataFlowEdgeOp::lookup(Value)`).
     pub fn edge_of_target(&self, v: ValueId) -> Option<OpIdx> {
         let owner_op = self.owner(v)?;
-        if !is_data_flow_op(&self.nodes[owner_op].name) {
+        if !self.nodes[owner_op].kind.is_data_flow_op() {
             return None;
         }
         let owner = self.edge_owner_from_target(v)?;
@@ -965,7 +906,7 @@ impl Graph {
     pub fn edge_user(&self, owner: ValueId) -> Option<OpIdx> {
         let mut uses = self.live_uses(owner);
         let (u, _) = uses.next()?;
-        if uses.next().is_some() || self.nodes[u].name != "sdy.data_flow_edge" {
+        if uses.next().is_some() || self.nodes[u].kind != OpKind::SdyDataFlowEdge {
             return None;
         }
         Some(u)
@@ -980,7 +921,7 @@ impl Graph {
             op = self.nodes[user].parent?;
         }
         let n = &self.nodes[op];
-        if !is_data_flow_op(&n.name) {
+        if !n.kind.is_data_flow_op() {
             return None;
         }
         let owner = match n.name.as_str() {
@@ -1049,7 +990,7 @@ impl Graph {
                 let name = self.nodes[op].name.as_str();
                 if name == "func.func" {
                     Some(v)
-                } else if is_data_flow_op(name) {
+                } else if self.nodes[op].kind.is_data_flow_op() {
                     self.edge_owner_from_target(v)
                 } else if name == "stablehlo.async_start" {
                     self.nodes[op].operands.get(index).copied()
@@ -1082,8 +1023,8 @@ impl Graph {
             "sdy.data_flow_edge" | "sdy.sharding_constraint" | "sdy.reshard" => {
                 sharding_of_ref(op.prop("sharding"))
             }
-            n if is_collective(n) => sharding_of_ref(op.prop("out_sharding")),
-            n if is_data_flow_op(n) => return self.edge_owner_sharding(m, owner, def),
+            _ if op.kind.is_collective() => sharding_of_ref(op.prop("out_sharding")),
+            _ if op.kind.is_data_flow_op() => return self.edge_owner_sharding(m, owner, def),
             _ => {
                 let Def::Result { index, .. } = def else { return None };
                 per_value_ref(op.attr("sdy.sharding"), index)
@@ -1125,7 +1066,7 @@ impl Graph {
         let Some(v) = self.shardable_value(v) else { return };
         let Some(owner) = self.owner(v) else { return };
         let Some(def) = self.def(v) else { return };
-        let name = self.nodes[owner].name.clone();
+        let (name, kind) = (self.nodes[owner].name.clone(), self.nodes[owner].kind);
         match name.as_str() {
             "func.func" => {
                 let Def::Arg { index, .. } = def else { return };
@@ -1138,10 +1079,10 @@ impl Graph {
             "sdy.data_flow_edge" | "sdy.sharding_constraint" | "sdy.reshard" => {
                 self.op_mut(m, owner).set_prop("sharding", Attr::Sharding(s));
             }
-            n if is_collective(n) => {
+            _ if kind.is_collective() => {
                 self.op_mut(m, owner).set_prop("out_sharding", Attr::Sharding(s));
             }
-            n if is_data_flow_op(n) => self.set_edge_owner_sharding(m, owner, def, s),
+            _ if kind.is_data_flow_op() => self.set_edge_owner_sharding(m, owner, def, s),
             _ => {
                 let Def::Result { index, .. } = def else { return };
                 self.set_result_sharding(m, owner, index, s);
@@ -1243,7 +1184,7 @@ impl Graph {
         let input = *self.nodes[edge].operands.first()?;
         let owner = self.owner(input)?;
         let op = self.op(m, owner);
-        if op.name != "sdy.manual_computation" {
+        if op.kind != OpKind::SdyManualComputation {
             return Some(s);
         }
         let axes = manual_axes(op);
@@ -1322,70 +1263,6 @@ pub fn per_value(a: Option<&Attr>) -> Option<Vec<TensorSharding>> {
         Some(Attr::PerValue(v)) => Some(v.clone()),
         _ => None,
     }
-}
-
-pub fn manual_axes(op: &Op) -> Vec<String> {
-    match op.prop("manual_axes") {
-        Some(Attr::AxisList(v)) => v.iter().map(|a| a.name.to_string()).collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// A fully open sharding of rank `rank`.
-pub fn open_sharding(mesh: &MeshRef, rank: usize) -> TensorSharding {
-    TensorSharding {
-        mesh: mesh.clone(),
-        dims: vec![DimSharding { axes: vec![], open: true, priority: None }; rank],
-        replicated: vec![],
-        unreduced: vec![],
-        reduction: crate::sharding::Reduction::Sum,
-    }
-}
-
-/// A fully replicated sharding, closed or open.
-pub fn replicated_sharding(mesh: &MeshRef, rank: usize, closed: bool) -> TensorSharding {
-    let mut s = open_sharding(mesh, rank);
-    for d in &mut s.dims {
-        d.open = !closed;
-    }
-    s
-}
-
-fn first_free(axes: &[AxisRef], manual: &[String]) -> usize {
-    axes.iter().position(|a| !manual.iter().any(|m| *m == a.name)).unwrap_or(axes.len())
-}
-
-fn filter_free(axes: &[AxisRef], manual: &[String]) -> Vec<AxisRef> {
-    axes.iter().filter(|a| !manual.iter().any(|m| *m == a.name)).cloned().collect()
-}
-
-/// Removes the manual axes (the leading axes of each dimension, and from the
-/// replicated/unreduced lists).
-pub fn erase_manual_axes(s: &TensorSharding, manual: &[String]) -> TensorSharding {
-    if manual.is_empty() {
-        return s.clone();
-    }
-    let mut out = s.clone();
-    for d in &mut out.dims {
-        let k = first_free(&d.axes, manual);
-        d.axes.drain(..k);
-    }
-    out.replicated = filter_free(&s.replicated, manual);
-    out.unreduced = filter_free(&s.unreduced, manual);
-    out
-}
-
-/// Keeps only the manual axes of each dimension (and the free replicated/unreduced
-/// axes, as Shardy does).
-pub fn erase_free_axes(s: &TensorSharding, manual: &[String]) -> TensorSharding {
-    let mut out = s.clone();
-    for d in &mut out.dims {
-        let k = first_free(&d.axes, manual);
-        d.axes.truncate(k);
-    }
-    out.replicated = filter_free(&s.replicated, manual);
-    out.unreduced = filter_free(&s.unreduced, manual);
-    out
 }
 
 /// `addFreeAxesToManualComputationSharding`: the manual prefix of `outer` followed by

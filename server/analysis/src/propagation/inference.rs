@@ -18,9 +18,10 @@ use super::origins::{source_map, Node};
 use super::projection::Projection;
 use super::trace::{Step, Tracer};
 use super::{constraints, edges, run_strategy_traced, Options, Strategy, StrategyOption};
+use crate::ir::sdy::factor_symbol;
+use crate::ir::OpKind;
+use crate::ir::{Module, ValueId};
 use crate::model::Model;
-use crate::print::ir::{Module, ValueId};
-use crate::print::sdy::factor_symbol;
 use crate::sharding::axis::{self, list_prefix_status, PrefixStatus};
 use crate::sharding::{AxisRef, TensorSharding};
 use rustc_hash::FxHashMap as HashMap;
@@ -473,7 +474,7 @@ pub fn edge_map(m: &Module) -> HashMap<ValueId, ValueId> {
     let g = Graph::build(m);
     let mut edge_of: HashMap<ValueId, ValueId> = HashMap::default();
     for i in g.pre_order() {
-        if g.nodes[i].name == "sdy.data_flow_edge" {
+        if g.nodes[i].kind == OpKind::SdyDataFlowEdge {
             if let (Some(&input), Some(&result)) =
                 (g.nodes[i].operands.first(), g.nodes[i].results.first())
             {
@@ -720,7 +721,7 @@ impl Explainer {
     ) {
         let g = s.graph;
         let op = &g.nodes[s.op];
-        let barrier = op.name == "sdy.propagation_barrier";
+        let barrier = op.kind == OpKind::SdyPropagationBarrier;
         let Some(&(from_t, axes)) = had.iter().max_by_key(|(_, a)| a.len()) else { return };
         for t in 0..s.after.num_tensors() {
             let tf = s.after.tensor(t);
@@ -894,7 +895,7 @@ fn dim_of(s: &Step<'_>, n: Node, f: usize) -> Option<usize> {
 /// -sdy-apply-sharding-constraints -sdy-<level>-propagate -sdy-sink-data-flow-edges`
 /// does, and explains the result.
 pub fn infer(src: &str, chunk: &Chunk, model: &Model, opts: &InferOptions) -> Inference {
-    let mut m = crate::print::build_module(src, chunk);
+    let mut m = crate::ir::build_module(src, chunk);
     let written = written_shardings(&m);
     edges::add_data_flow_edges(&mut m);
     constraints::apply_sharding_constraints(&mut m);
@@ -926,7 +927,7 @@ fn sites(m: &Module) -> Vec<(Site, ValueId, Option<TensorSharding>)> {
     for i in g.pre_order() {
         let n = &g.nodes[i];
         let Some(at) = n.origin else { continue };
-        if n.name == "func.func" {
+        if n.kind == OpKind::FuncFunc {
             let args = n.args.first().and_then(|r| r.first()).cloned().unwrap_or_default();
             for (k, &a) in args.iter().enumerate() {
                 out.push((Site::Arg { func: at, index: k }, a, g.sharding(m, a)));

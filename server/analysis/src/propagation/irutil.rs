@@ -2,9 +2,9 @@
 //! functions, deep cloning with value remapping, symbol uniquing, and a walk over
 //! every sharding of the module.
 
-use crate::print::attr::NamedAttr;
-use crate::print::ir::{
-    Attr, Block, FuncInfo, FuncSlot, Module, Op, PieceKind, Region, Syntax, ValueId,
+use crate::ir::attr::NamedAttr;
+use crate::ir::{
+    Attr, Block, FuncInfo, FuncSlot, Module, Op, OpKind, PieceKind, Region, Syntax, ValueId,
 };
 use crate::sharding::TensorSharding;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -106,6 +106,7 @@ pub fn make_func(
     Op {
         origin: None,
         name: "func.func".into(),
+        kind: OpKind::FuncFunc,
         results: Vec::new(),
         operands: Vec::new(),
         props: Vec::new(),

@@ -33,8 +33,8 @@ pub mod priority;
 pub mod projection;
 pub mod trace;
 
+use crate::ir::Module;
 use crate::model::Model;
-use crate::print::ir::Module;
 use driver::{DirFn, Driver, Failure, Warning};
 use factor::FactorPropagation;
 

@@ -2,177 +2,21 @@
 //! MLIR's greedy driver erases when unused), and rules of ops made by passes.
 
 use super::graph::ValueType;
-use crate::print::sdy as p;
+pub use crate::ir::kind::op_purity;
+use crate::ir::sdy as p;
+use crate::ir::OpKind;
 use crate::rules::{self, OpShardingRule, TensorType};
-
-const UNARY_BINARY: &[&str] = &[
-    "abs",
-    "add",
-    "and",
-    "atan2",
-    "cbrt",
-    "ceil",
-    "complex",
-    "convert",
-    "cosine",
-    "count_leading_zeros",
-    "divide",
-    "exponential",
-    "exponential_minus_one",
-    "floor",
-    "imag",
-    "is_finite",
-    "log",
-    "log_plus_one",
-    "logistic",
-    "maximum",
-    "minimum",
-    "multiply",
-    "negate",
-    "not",
-    "or",
-    "popcnt",
-    "power",
-    "real",
-    "remainder",
-    "round_nearest_afz",
-    "round_nearest_even",
-    "rsqrt",
-    "shift_left",
-    "shift_right_arithmetic",
-    "shift_right_logical",
-    "sign",
-    "sine",
-    "sqrt",
-    "subtract",
-    "tan",
-    "tanh",
-    "xor",
-    "uniform_quantize",
-    "uniform_dequantize",
-    "compare",
-    "reduce_precision",
-    // BroadcastingElementwise
-    "select",
-    "clamp",
-];
-
-/// Shardy's `isElementwise` (without the bitcast_convert shape check, see
-/// [`is_elementwise_op`]).
-pub fn is_elementwise_name(name: &str) -> bool {
-    if let Some(n) = name.strip_prefix("stablehlo.") {
-        return UNARY_BINARY.contains(&n);
-    }
-    matches!(name, "sdy.propagation_barrier" | "sdy.sharding_constraint" | "sdy.reshard")
-}
 
 /// `isElementwise(op)`: element-wise ops, and `bitcast_convert` between equal shapes.
 pub fn is_elementwise_op(
-    name: &str,
+    kind: OpKind,
     operand: Option<&ValueType>,
     result: Option<&ValueType>,
 ) -> bool {
-    if name == "stablehlo.bitcast_convert" {
+    if kind == OpKind::StablehloBitcastConvert {
         return operand.is_some() && operand == result;
     }
-    is_elementwise_name(name)
-}
-
-const PURE_STABLEHLO: &[&str] = &[
-    "constant",
-    "iota",
-    "create_token",
-    "replica_id",
-    "partition_id",
-    "after_all",
-    "get_tuple_element",
-    "tuple",
-    "slice",
-    "dynamic_slice",
-    "dynamic_update_slice",
-    "batch_norm_grad",
-    "batch_norm_inference",
-    "batch_norm_training",
-    "bitcast_convert",
-    "broadcast",
-    "broadcast_in_dim",
-    "cholesky",
-    "concatenate",
-    "cross-replica-sum",
-    "convolution",
-    "dot",
-    "dot_general",
-    "einsum",
-    "unary_einsum",
-    "fft",
-    "gather",
-    "get_dimension_size",
-    "reshape",
-    "set_dimension_size",
-    "reverse",
-    "pad",
-    "transpose",
-    "triangular_solve",
-    "torch_index_select",
-    "optimization_barrier",
-    "real_dynamic_slice",
-    "dynamic_pad",
-    "dynamic_iota",
-    "dynamic_broadcast_in_dim",
-    "dynamic_conv",
-    "rng_bit_generator",
-    "dynamic_reshape",
-    "dynamic_gather",
-    "return",
-];
-
-const RECURSIVE_STABLEHLO: &[&str] = &[
-    "if",
-    "case",
-    "while",
-    "reduce",
-    "map",
-    "scatter",
-    "select_and_scatter",
-    "sort",
-    "reduce_window",
-];
-
-/// Whether the op has no memory effects by itself; `Some(true)` when its effects are
-/// those of its nested ops (recursive), `None` when it has effects.
-pub fn purity(name: &str) -> Option<bool> {
-    if let Some(n) = name.strip_prefix("stablehlo.") {
-        if UNARY_BINARY.contains(&n) || PURE_STABLEHLO.contains(&n) {
-            return Some(false);
-        }
-        if RECURSIVE_STABLEHLO.contains(&n) {
-            return Some(true);
-        }
-        return None;
-    }
-    match name {
-        "sdy.reshard"
-        | "sdy.propagation_barrier"
-        | "sdy.constant"
-        | "sdy.return"
-        | "func.return" => Some(false),
-        "sdy.manual_computation" | "sdy.named_computation" => Some(true),
-        _ => None,
-    }
-}
-
-/// [`purity`] of this op: a `stablehlo.custom_call` is effect-free unless it says
-/// `has_side_effect = true` (its effects depend on the attribute, not the name).
-pub fn op_purity(op: &crate::print::ir::Op) -> Option<bool> {
-    use crate::print::ir::Attr;
-    if op.name != "stablehlo.custom_call" {
-        return purity(&op.name);
-    }
-    match op.prop("has_side_effect").or_else(|| op.attr("has_side_effect")) {
-        Some(Attr::Bool(true)) | Some(Attr::Unit) => None,
-        Some(Attr::Int { value, .. }) if *value != 0 => None,
-        _ => Some(false),
-    }
+    kind.is_elementwise()
 }
 
 /// The identity rule of a tensor of `shape` with `operands` operands and one result.

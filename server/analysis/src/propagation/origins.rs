@@ -6,8 +6,9 @@
 use super::graph::*;
 use super::projection::{Projection, TensorFactorShardings};
 use super::trace::{Step, Tracer};
-use crate::print::attr::NamedAttr;
-use crate::print::ir::{Attr, Module, ValueId};
+use crate::ir::attr::NamedAttr;
+use crate::ir::OpKind;
+use crate::ir::{Attr, Module, ValueId};
 use crate::rules::{OpShardingRule, TensorMapping};
 use crate::sharding::axis::{self, list_prefix_status, PrefixStatus};
 use crate::sharding::{AxisRef, Mesh, TensorSharding};
@@ -167,7 +168,7 @@ impl Debug {
         if self.edges_on {
             let g = Graph::build(m);
             for i in g.pre_order() {
-                if g.nodes[i].name == "func.func" && g.nodes[i].parent == Some(0) {
+                if g.nodes[i].kind == OpKind::FuncFunc && g.nodes[i].parent == Some(0) {
                     let n = g.op(m, i).func().map_or(0, |f| f.results.len());
                     self.func_edges.push((func_name(m, &g, i), vec![Vec::new(); n]));
                 }
@@ -180,7 +181,7 @@ impl Debug {
         let order = super::edges::post_order(&g);
         let mut id = 0;
         for &i in &order {
-            if g.nodes[i].name != "sdy.sharding_constraint" {
+            if g.nodes[i].kind != OpKind::SdyShardingConstraint {
                 continue;
             }
             let s = sharding_of(g.op(m, i).prop("sharding"));
@@ -195,7 +196,7 @@ impl Debug {
         }
         let mut id = 0;
         for &i in &order {
-            if g.nodes[i].name != "sdy.manual_computation" {
+            if g.nodes[i].kind != OpKind::SdyManualComputation {
                 continue;
             }
             let op = g.op(m, i);
@@ -231,7 +232,7 @@ impl Debug {
             .cloned()
             .unwrap_or_default()
             .into_iter()
-            .filter(|&i| g.nodes[i].name == "func.func")
+            .filter(|&i| g.nodes[i].kind == OpKind::FuncFunc)
             .collect();
         for f in funcs {
             let args = g.nodes[f].args.first().and_then(|r| r.first()).cloned().unwrap_or_default();
@@ -335,7 +336,7 @@ impl Debug {
                 let Some(owner) = g.owner(*v) else { continue };
                 let func = {
                     let mut f = owner;
-                    while g.nodes[f].name != "func.func" {
+                    while g.nodes[f].kind != OpKind::FuncFunc {
                         match g.nodes[f].parent {
                             Some(p) => f = p,
                             None => break,
@@ -383,7 +384,7 @@ impl Debug {
         if self.edges_on {
             for (key, map) in &self.op_edges {
                 let Some(op) = key.resolve(&g) else { continue };
-                if g.nodes[op].name == "func.func" {
+                if g.nodes[op].kind == OpKind::FuncFunc {
                     continue;
                 }
                 if let Some(text) = propagation_edges_text(map) {

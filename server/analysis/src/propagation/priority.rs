@@ -3,8 +3,8 @@
 //! are restored one priority at a time, each followed by a full op-priority run.
 
 use super::driver::Driver;
-use super::graph::{is_data_flow_op, per_value, Def, OpIdx};
-use crate::print::ir::{Attr, ValueId};
+use super::graph::{per_value, Def, OpIdx};
+use crate::ir::{Attr, ValueId};
 use crate::sharding::axis;
 use crate::sharding::{DimSharding, TensorSharding};
 
@@ -143,7 +143,7 @@ fn collect_sites(d: &Driver<'_>) -> Vec<(Site, Option<ValueId>, TensorSharding)>
                     }
                 }
             }
-            name if is_data_flow_op(name) || n.results.len() != 1 => {
+            _ if n.kind.is_data_flow_op() || n.results.len() != 1 => {
                 if let Some(list) = per_value(op.attr("sdy.sharding")) {
                     for (k, s) in list.into_iter().enumerate() {
                         out.push((Site::Attr(i, k), n.results.get(k).copied(), s));

@@ -5,7 +5,7 @@
 use super::driver::Phase;
 use super::graph::{Graph, OpIdx};
 use super::projection::Projection;
-use crate::print::ir::{Module, ValueId};
+use crate::ir::{Module, ValueId};
 use crate::rules::OpShardingRule;
 use crate::sharding::{Mesh, TensorSharding};
 

@@ -1,7 +1,7 @@
 //! [`OpShardingRule`]: the semantic form of `#sdy.op_sharding_rule<...>`, with factor
 //! types, conversion from the parsed attribute and Shardy's printed form.
 
-use crate::print::sdy as p;
+use crate::ir::sdy as p;
 use sdy_syntax::sdy::{FactorListAst, RuleAst, TensorMappingAst};
 use std::fmt;
 

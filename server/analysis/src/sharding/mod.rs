@@ -5,6 +5,7 @@
 //! with their spans beside them (`model::sharding`).
 
 pub(crate) mod axis;
+pub(crate) mod make;
 
 use sdy_syntax::escape::{symbol_ref, unescape, write_escaped};
 use sdy_syntax::sdy::{AxisRefAst, MeshAst, MeshRefAst, ShardingAst};

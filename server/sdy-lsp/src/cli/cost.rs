@@ -131,7 +131,7 @@ pub fn chunk_cost(
         if let Some(e) = first_error(&errors) {
             return Err(e);
         }
-        let m = sdy_analysis::print::build_module(src, chunk);
+        let m = sdy_analysis::ir::build_module(src, chunk);
         let c = cost::analyze(src, &analysis.model, &m, &[]);
         return Ok((analysis.model, c));
     };

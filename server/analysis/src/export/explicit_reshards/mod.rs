@@ -21,12 +21,11 @@ mod single_device;
 mod unreduced;
 mod uses;
 
+use crate::ir::OpKind;
+use crate::ir::ValueId;
+use crate::ir::{Attr, Module};
 use crate::model::{Model, OpId};
-use crate::print::ir::ValueId;
-use crate::print::ir::{Attr, Module};
-use crate::propagation::graph::{
-    is_data_flow_op, is_terminator, sharding_of_ref, Def, Graph, OpIdx,
-};
+use crate::propagation::graph::{is_terminator, sharding_of_ref, Def, Graph, OpIdx};
 use crate::propagation::ops::rule_from_print;
 use crate::propagation::projection::Projection;
 use crate::rules::memo::Verdict;
@@ -134,7 +133,7 @@ fn sharding_bypassing_barriers<'m>(
     mut v: ValueId,
 ) -> Option<Cow<'m, TensorSharding>> {
     while let Some(Def::Result { op, .. }) = g.def(v) {
-        if g.nodes[op].name != "sdy.propagation_barrier" {
+        if g.nodes[op].kind != OpKind::SdyPropagationBarrier {
             break;
         }
         v = *g.nodes[op].operands.first()?;
@@ -159,14 +158,14 @@ fn full_anyway(g: &Graph, m: &Module, i: OpIdx) -> bool {
 fn visit(rw: &mut Rewriter, rules: &RuleSource, key: OpKey, full: bool) -> Result<(), Failure> {
     let Some(i) = rw.find(key) else { return Ok(()) };
     let g = rw.graph();
-    let name = g.nodes[i].name.clone();
+    let (name, kind) = (g.nodes[i].name.clone(), g.nodes[i].kind);
     if is_terminator(&name) {
         return Ok(());
     }
     let full = full || full_anyway(&g, rw.m, i);
     // The index is edited in place by insertions: no copy of it may be held then.
     drop(g);
-    if is_data_flow_op(&name) {
+    if kind.is_data_flow_op() {
         uses::data_flow_op(rw, key, full);
         return Ok(());
     }

@@ -6,7 +6,7 @@ use super::common_axes::{compatible_factor_sharding, find_common_axes, update_pr
 use super::mesh::is_fully_replicated;
 use super::rewrite::{reshard_props, OpKey, Rewriter};
 use super::unreduced::collective_props;
-use crate::print::ir::ValueId;
+use crate::ir::ValueId;
 use crate::propagation::graph::{replicated_sharding, Graph};
 use crate::propagation::pipeline::import::axis_set_diff;
 use crate::propagation::projection::Projection;

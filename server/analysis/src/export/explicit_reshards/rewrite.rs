@@ -2,8 +2,9 @@
 //! post-order number) so they can be found again after each insertion, and new ops go
 //! where MLIR's rewriter would put them (a [`Cursor`] that advances past each one).
 
-use crate::print::attr::NamedAttr;
-use crate::print::ir::{Attr, Module, Op, Syntax, ValueId};
+use crate::ir::attr::NamedAttr;
+use crate::ir::OpKind;
+use crate::ir::{Attr, Module, Op, Syntax, ValueId};
 use crate::propagation::edges::{insertion_after, post_order};
 use crate::propagation::graph::{Graph, GraphCache, OpIdx, Path};
 use crate::sharding::TensorSharding;
@@ -43,7 +44,7 @@ impl<'a> Rewriter<'a> {
             let n = &g.nodes[i];
             if n.parent != Some(0) {
                 ops.push(next);
-            } else if n.name == "func.func" {
+            } else if n.kind == OpKind::FuncFunc {
                 funcs.push((next, std::mem::take(&mut ops)));
             } else {
                 ops.clear();
@@ -229,7 +230,7 @@ pub fn set_operand(m: &mut Module, g: &Graph, i: OpIdx, k: usize, v: ValueId) {
     let op = g.op_mut(m, i);
     let n = op.operands.len();
     // The custom form of `stablehlo.reduce` writes its inputs and inits interleaved.
-    let w = if op.name == "stablehlo.reduce"
+    let w = if op.kind == OpKind::StablehloReduce
         && matches!(op.syntax, Syntax::Custom(_))
         && n.is_multiple_of(2)
     {

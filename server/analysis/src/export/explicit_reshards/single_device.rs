@@ -4,7 +4,7 @@
 
 use super::mesh::{is_fully_replicated, is_maximal, is_single_device};
 use super::rewrite::{reshard_props, OpKey, Rewriter};
-use crate::print::ir::ValueId;
+use crate::ir::ValueId;
 use crate::propagation::graph::{replicated_sharding, Graph, ValueType};
 use crate::propagation::pipeline::calls::is_equivalent;
 use crate::sharding::{MeshRef, TensorSharding};

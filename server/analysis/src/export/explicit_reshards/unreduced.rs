@@ -3,8 +3,9 @@
 //! `sdy.sharded_to_unreduced` when the user has unreduced axes the source does not.
 
 use super::rewrite::{reshard_props, Cursor, OpKey, Rewriter};
-use crate::print::attr::NamedAttr;
-use crate::print::ir::{Attr, ValueId};
+use crate::ir::attr::NamedAttr;
+use crate::ir::OpKind;
+use crate::ir::{Attr, ValueId};
 use crate::propagation::pipeline::import::axis_set_diff;
 use crate::sharding::axis::{self, PrefixStatus};
 use crate::sharding::{AxisRef, Reduction, TensorSharding};
@@ -148,7 +149,7 @@ pub fn insert_unreduced_collectives(
 pub fn convert_reshard(rw: &mut Rewriter, key: OpKey) -> bool {
     let Some(i) = rw.find(key) else { return false };
     let g = rw.graph();
-    if g.nodes[i].name != "sdy.reshard" {
+    if g.nodes[i].kind != OpKind::SdyReshard {
         return false;
     }
     let Some(&r) = g.nodes[i].results.first() else { return false };

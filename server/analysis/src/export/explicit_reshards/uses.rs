@@ -5,7 +5,8 @@
 
 use super::rewrite::{reshard_props, Cursor, OpKey, Rewriter};
 use super::unreduced::{all_reduce_if_unreduced_to_replicated, insert_unreduced_collectives};
-use crate::print::ir::ValueId;
+use crate::ir::OpKind;
+use crate::ir::ValueId;
 use crate::propagation::edges::edge_owners;
 use crate::propagation::graph::{
     add_free_axes, erase_manual_axes, manual_axes, per_value_at, replicated_sharding, Def, Graph,
@@ -61,13 +62,13 @@ fn reshard_after_operand(
 /// them.
 fn owner_target(
     g: &Graph,
-    m: &crate::print::ir::Module,
+    m: &crate::ir::Module,
     op: OpIdx,
     owner: ValueId,
 ) -> Option<TensorSharding> {
     let s = g.sharding(m, owner)?;
     let o = g.op(m, op);
-    if o.name != "sdy.manual_computation" {
+    if o.kind != OpKind::SdyManualComputation {
         return Some(s);
     }
     let axes = manual_axes(o);

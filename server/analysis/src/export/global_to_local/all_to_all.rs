@@ -4,7 +4,7 @@
 
 use super::reduce_scatter::int_attr;
 use super::*;
-use crate::print::sdy::AllToAllParam;
+use crate::ir::sdy::AllToAllParam;
 
 impl Localizer<'_> {
     pub(super) fn all_to_all(

@@ -153,7 +153,7 @@ impl Localizer<'_> {
         op: &Op,
         elem: &str,
     ) -> Op {
-        let reducer = match op.prop("reduction_op").map(crate::print::attr::attr_to_string) {
+        let reducer = match op.prop("reduction_op").map(crate::ir::attr::attr_to_string) {
             Some(r) if r == "max" => "stablehlo.maximum",
             Some(r) if r == "min" => "stablehlo.minimum",
             _ => "stablehlo.add",

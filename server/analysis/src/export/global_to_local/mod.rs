@@ -15,8 +15,9 @@
 use super::device_groups;
 use super::ops::{i64_array, retype, Builder};
 use super::shapes::{shard_count, TensorTy};
+use crate::ir::OpKind;
+use crate::ir::{Attr, Block, Module, NamedAttr, Op, Region, Syntax, ValueId};
 use crate::pass::{Pass, PassContext, PassFailed, PassOptions};
-use crate::print::ir::{Attr, Block, Module, NamedAttr, Op, Region, Syntax, ValueId};
 use crate::propagation::editor::reshards::{axis_size, local_shape};
 use crate::propagation::graph::{per_value_ref, sharding_of, Graph};
 use crate::propagation::pipeline::import::meshes;
@@ -276,11 +277,11 @@ impl Localizer<'_> {
                         continue;
                     }
                     self.localize(m, &mut child, replaced)?;
-                    if child.name == "sdy.manual_computation" {
+                    if child.kind == OpKind::SdyManualComputation {
                         inline_manual(child, &mut b.ops, replaced);
                         continue;
                     }
-                    if child.name == "sdy.constant" {
+                    if child.kind == OpKind::SdyConstant {
                         child = constant(m, child);
                     }
                     retype(m, &mut child);
@@ -435,7 +436,7 @@ fn inline_manual(op: Op, out: &mut Vec<Op>, replaced: &mut Vec<(ValueId, ValueId
         replaced.push((arg, operand));
     }
     for inner in body.ops {
-        if inner.name == "sdy.return" {
+        if inner.kind == OpKind::SdyReturn {
             for (&r, &v) in op.results.iter().zip(&inner.operands) {
                 replaced.push((r, v));
             }

@@ -10,7 +10,7 @@
 //! other). Each collective's out sharding is the current sharding after it.
 
 use super::super::axis_lists::{align_both, align_sub_axes_per_dim};
-use crate::print::sdy::AllToAllParam;
+use crate::ir::sdy::AllToAllParam;
 use crate::sharding::axis::prefix_without_overlap;
 use crate::sharding::axis::{add_axis_or_merge, next_pre_or_full, pre_size, size, sub_axis};
 use crate::sharding::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};

@@ -11,7 +11,8 @@
 
 pub mod inserter;
 
-use crate::print::ir::{Attr, Module, Op, ValueId};
+use crate::ir::OpKind;
+use crate::ir::{Attr, Module, Op, ValueId};
 use crate::propagation::graph::{replicated_sharding, sharding_of_ref, Def, Graph};
 use crate::sharding::{Mesh, TensorSharding};
 use inserter::{plan, Planned, Step};
@@ -34,7 +35,7 @@ pub fn reshard_to_collectives(m: &mut Module, keep_redundant: bool) {
     let g = Graph::shared(m);
     let mut reshards: Vec<(ValueId, ValueId, TensorSharding)> = Vec::new();
     m.top.walk(&mut |op: &Op| {
-        if op.name == "sdy.reshard" {
+        if op.kind == OpKind::SdyReshard {
             if let (Some(&i), Some(&r), Some(s)) =
                 (op.operands.first(), op.results.first(), sharding_of_ref(op.prop("sharding")))
             {
@@ -84,7 +85,7 @@ fn bypass_barriers(
             return (v, Some(s.clone()));
         }
         match g.def(v) {
-            Some(Def::Result { op, .. }) if g.nodes[op].name == "sdy.propagation_barrier" => {
+            Some(Def::Result { op, .. }) if g.nodes[op].kind == OpKind::SdyPropagationBarrier => {
                 match g.nodes[op].operands.first() {
                     Some(&x) => v = x,
                     None => return (v, None),
@@ -193,7 +194,7 @@ fn apply(
 ) {
     fn go(
         op: &mut Op,
-        values: &mut Vec<crate::print::ir::ValueInfo>,
+        values: &mut Vec<crate::ir::ValueInfo>,
         outcomes: &mut dyn Iterator<Item = Outcome>,
     ) {
         for r in &mut op.regions {
@@ -201,7 +202,8 @@ fn apply(
                 let old = std::mem::take(&mut b.ops);
                 let mut ops = Vec::with_capacity(old.len());
                 for mut o in old {
-                    if o.name != "sdy.reshard" || o.operands.is_empty() || o.results.is_empty() {
+                    if o.kind != OpKind::SdyReshard || o.operands.is_empty() || o.results.is_empty()
+                    {
                         go(&mut o, values, outcomes);
                         ops.push(o);
                         continue;
@@ -221,7 +223,7 @@ fn apply(
                                 let result = if k + 1 == steps.len() {
                                     o.results[0]
                                 } else {
-                                    values.push(crate::print::ir::ValueInfo { ty: ty.clone() });
+                                    values.push(crate::ir::ValueInfo { ty: ty.clone() });
                                     (values.len() - 1) as ValueId
                                 };
                                 let mut c = collective_op(step, v, result);

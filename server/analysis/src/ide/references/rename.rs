@@ -6,8 +6,8 @@
 //! list whose op mixes meshes, or a mesh that Shardy treats as the same mesh as another.
 
 use super::{entity_at, references, value_group, Ctx, Entity};
+use crate::ir::attr::is_bare_identifier;
 use crate::model::{Model, OpId, ValueDef, ValueId};
-use crate::print::attr::is_bare_identifier;
 use crate::query::occurrences::{list_meshes, op_occurrences, AxisScope, Occurrence};
 use crate::query::AxisOf;
 use sdy_syntax::tree::{Attr, AttrDict, AttrKind, Custom, Op, StmtKind};

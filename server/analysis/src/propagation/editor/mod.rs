@@ -27,8 +27,8 @@ use super::inference::{explain_strategy, AxisOrigin, Blocked, Clash, Conflict, E
 use super::Options;
 pub use super::Strategy;
 use crate::diag::{Diagnostic, DiagnosticCode, Note, Origin, Severity};
+use crate::ir::Module;
 use crate::model::Model;
-use crate::print::ir::Module;
 use crate::sharding::{Mesh, TensorSharding};
 use sdy_syntax::tree::Chunk;
 use sdy_syntax::Span;
@@ -68,7 +68,7 @@ pub struct ValueResult {
     /// only (empty when the value is gone from the printed module).
     pub inferred: Vec<Variant>,
     /// The printed value of the first copy (what the explanation is keyed by).
-    pub printed: Option<crate::print::ir::ValueId>,
+    pub printed: Option<crate::ir::ValueId>,
 }
 
 impl ValueResult {
@@ -264,7 +264,7 @@ fn run_chunk(
     }
     // The registry's rules of the model's ops, built once for all passes.
     let rules = crate::rules::memo::scope(model, src);
-    let mut m = crate::print::build_module(src, chunk);
+    let mut m = crate::ir::build_module(src, chunk);
     let written = sites::written(&m);
     let (outcome, explained) = match (strategy, control) {
         (Strategy::Pipeline, Some(control)) => {

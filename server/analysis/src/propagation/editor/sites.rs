@@ -5,9 +5,10 @@
 //! of its body.
 
 use super::{Site, ValueResult, Variant};
+use crate::ir::Module;
+use crate::ir::OpKind;
 use crate::model::{Model, OpId};
-use crate::print::ir::Module;
-use crate::propagation::graph::{is_collective, per_value_at, sharding_of, Def, Graph, OpIdx};
+use crate::propagation::graph::{per_value_at, sharding_of, Def, Graph, OpIdx};
 use crate::sharding::TensorSharding;
 use rustc_hash::FxHashMap as HashMap;
 
@@ -18,7 +19,7 @@ pub fn written(m: &Module) -> HashMap<Site, TensorSharding> {
     for i in 1..g.nodes.len() {
         let n = &g.nodes[i];
         let Some(o) = n.origin else { continue };
-        if n.name == "func.func" {
+        if n.kind == OpKind::FuncFunc {
             for (index, &a) in entry_args(&g, i).iter().enumerate() {
                 if let Some(s) = own_sharding(&g, m, a) {
                     out.insert(Site::Arg { func: o, index }, s);
@@ -45,9 +46,9 @@ pub fn written(m: &Module) -> HashMap<Site, TensorSharding> {
 /// result of a data-flow op (`stablehlo.while`, `case`, a manual computation) is not
 /// read through the `sdy.data_flow_edge` that holds its propagated sharding: that edge
 /// is a value of its own, shown where it is written, as `opt` prints it.
-fn own_sharding(g: &Graph, m: &Module, v: crate::print::ir::ValueId) -> Option<TensorSharding> {
+fn own_sharding(g: &Graph, m: &Module, v: crate::ir::ValueId) -> Option<TensorSharding> {
     match g.def(v)? {
-        Def::Arg { op, region: 0, block: 0, index } if g.nodes[op].name == "func.func" => {
+        Def::Arg { op, region: 0, block: 0, index } if g.nodes[op].kind == OpKind::FuncFunc => {
             sharding_of(g.op(m, op).func()?.args.get(index)?.attr("sdy.sharding"))
         }
         Def::Arg { .. } => None,
@@ -57,7 +58,7 @@ fn own_sharding(g: &Graph, m: &Module, v: crate::print::ir::ValueId) -> Option<T
                 "sdy.data_flow_edge" | "sdy.sharding_constraint" | "sdy.reshard" => {
                     sharding_of(o.prop("sharding"))
                 }
-                n if is_collective(n) => sharding_of(o.prop("out_sharding")),
+                _ if o.kind.is_collective() => sharding_of(o.prop("out_sharding")),
                 "sdy.named_computation" | "sdy.manual_computation" => {
                     per_value_at(o.prop("out_shardings"), index)
                 }
@@ -67,7 +68,7 @@ fn own_sharding(g: &Graph, m: &Module, v: crate::print::ir::ValueId) -> Option<T
     }
 }
 
-fn entry_args(g: &Graph, i: OpIdx) -> Vec<crate::print::ir::ValueId> {
+fn entry_args(g: &Graph, i: OpIdx) -> Vec<crate::ir::ValueId> {
     g.nodes[i].args.first().and_then(|r| r.first()).cloned().unwrap_or_default()
 }
 
@@ -85,7 +86,7 @@ pub fn results(
     let by_start: HashMap<u32, OpId> =
         model.ops.iter().enumerate().map(|(i, o)| (o.start, i as OpId)).collect();
     // (site) -> (variants, the printed value of the first one)
-    let mut found: HashMap<Site, (Vec<Variant>, crate::print::ir::ValueId)> = HashMap::default();
+    let mut found: HashMap<Site, (Vec<Variant>, crate::ir::ValueId)> = HashMap::default();
     let mut add = |site: Site, s: Option<TensorSharding>, func: &str, v| {
         let e = found.entry(site).or_insert_with(|| (Vec::new(), v));
         if !e.0.iter().any(|x| x.sharding == s) {
@@ -94,7 +95,7 @@ pub fn results(
     };
     let top: Vec<OpIdx> = g.nodes[0].children.iter().flatten().flatten().copied().collect();
     for f in top {
-        if g.nodes[f].name != "func.func" {
+        if g.nodes[f].kind != OpKind::FuncFunc {
             continue;
         }
         let Some(name) = g.op(m, f).func().map(|fi| fi.sym.clone()) else { continue };

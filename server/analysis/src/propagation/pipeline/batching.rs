@@ -10,11 +10,11 @@
 
 use crate::canonicalize::arena::OpRef;
 use crate::canonicalize::driver::{Config, Rewriter};
-use crate::print::attr::NamedAttr;
-use crate::print::ir::{Attr, Module, Op, ValueId};
-use crate::print::names::element_type;
-use crate::print::stablehlo::{struct_field_order, struct_fields};
+use crate::ir::attr::NamedAttr;
+use crate::ir::text::{struct_field_order, struct_fields};
+use crate::ir::{Attr, Module, Op, ValueId};
 use crate::propagation::graph::ValueType;
+use crate::types::element_type;
 
 /// Runs the pass on `m`.
 pub fn explicit_gather_scatter_batching(m: &mut Module) {

@@ -5,8 +5,9 @@ use super::super::edges::{add_data_flow_edges, post_order, replace_all_uses_exce
 use super::super::graph::*;
 use super::super::irutil::*;
 use super::import::{call_graph_post_order, func_arg_shardings, func_result_shardings};
-use crate::print::attr::NamedAttr;
-use crate::print::ir::{Attr, Module, Op, Region, Syntax, ValueId};
+use crate::ir::attr::NamedAttr;
+use crate::ir::OpKind;
+use crate::ir::{Attr, Module, Op, Region, Syntax, ValueId};
 use crate::print::printer::print_op_at;
 use crate::sharding::{Mesh, TensorSharding};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -15,7 +16,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 fn calls_in(m: &Module, g: &Graph, f: OpIdx) -> Vec<Path> {
     let mut out = Vec::new();
     for i in g.post_order_from(f) {
-        if g.nodes[i].name == "func.call" && i != f {
+        if g.nodes[i].kind == OpKind::FuncCall && i != f {
             out.push(g.nodes[i].path.clone());
         }
     }
@@ -49,7 +50,7 @@ pub(super) fn clone_func_recursively(
                 }
             }
         }
-        if op.name == "func.call" {
+        if op.kind == OpKind::FuncCall {
             out.push(path.clone());
         }
     }
@@ -190,8 +191,8 @@ pub fn import_func_calls(m: &mut Module, add_edges: bool) -> Vec<CallWarning> {
                 let mut r = regions.into_iter().next().unwrap_or_default();
                 if let Some(b) = r.blocks.first_mut() {
                     if let Some(last) = b.ops.last_mut() {
-                        if last.name == "func.return" {
-                            last.name = "sdy.return".into();
+                        if last.kind == OpKind::FuncReturn {
+                            last.set_name("sdy.return");
                             last.syntax = Syntax::Pretty;
                         }
                     }
@@ -304,7 +305,7 @@ fn remove_data_flow_edges(m: &mut Module, values: &[ValueId]) {
     let mut seen: HashSet<OpIdx> = HashSet::default();
     for &v in values {
         let Some((u, _)) = g.live_uses(v).next() else { continue };
-        if g.nodes[u].name != "sdy.data_flow_edge" || !seen.insert(u) {
+        if g.nodes[u].kind != OpKind::SdyDataFlowEdge || !seen.insert(u) {
             continue;
         }
         map.insert(g.nodes[u].results[0], v);
@@ -324,7 +325,7 @@ pub fn export_named_computations(m: &mut Module) {
     let g = Graph::shared(m);
     let list: Vec<OpIdx> = post_order(&g)
         .into_iter()
-        .filter(|&i| g.nodes[i].name == "sdy.named_computation")
+        .filter(|&i| g.nodes[i].kind == OpKind::SdyNamedComputation)
         .collect();
     let mut call_results: Vec<ValueId> = Vec::new();
     let mut edge_owners: Vec<ValueId> = Vec::new();
@@ -346,8 +347,8 @@ pub fn export_named_computations(m: &mut Module) {
         let mut region = std::mem::take(&mut nc.regions).into_iter().next().unwrap_or_default();
         if let Some(b) = region.blocks.first_mut() {
             if let Some(last) = b.ops.last_mut() {
-                if last.name == "sdy.return" {
-                    last.name = "func.return".into();
+                if last.kind == OpKind::SdyReturn {
+                    last.set_name("func.return");
                     last.syntax = Syntax::Pretty;
                 }
             }
@@ -396,7 +397,7 @@ pub fn propagate_to_func_results(m: &mut Module) {
             continue;
         }
         let Some(t) = g.terminator(f, 0) else { continue };
-        if g.nodes[t].name != "func.return" {
+        if g.nodes[t].kind != OpKind::FuncReturn {
             continue;
         }
         let operands = g.nodes[t].operands.clone();
@@ -466,7 +467,7 @@ pub fn unflatten_call_graph(m: &mut Module, dedup_fully: bool) {
     let mut call_paths = Vec::new();
     let g = Graph::shared(m);
     for i in post_order(&g) {
-        if g.nodes[i].name == "func.call" {
+        if g.nodes[i].kind == OpKind::FuncCall {
             call_paths.push(g.nodes[i].path.clone());
         }
     }
@@ -561,7 +562,7 @@ pub fn insert_func_call_reshards(m: &mut Module) {
     let g = Graph::shared(m);
     let mut list: Vec<Path> = Vec::new();
     for i in post_order(&g) {
-        if g.nodes[i].name == "func.call" {
+        if g.nodes[i].kind == OpKind::FuncCall {
             list.push(g.nodes[i].path.clone());
         }
     }
@@ -607,7 +608,7 @@ pub fn add_func_data_flow_edges(m: &mut Module) {
     // (value, insertion block owner path, region, block, index)
     let mut work: Vec<ValueId> = Vec::new();
     for i in post_order(&g) {
-        if g.nodes[i].name == "func.func" && Some(i) != main {
+        if g.nodes[i].kind == OpKind::FuncFunc && Some(i) != main {
             if let Some(args) = g.nodes[i].args.first().and_then(|r| r.first()) {
                 work.extend(args.iter());
             }
@@ -615,7 +616,7 @@ pub fn add_func_data_flow_edges(m: &mut Module) {
     }
     let arg_count = work.len();
     for i in post_order(&g) {
-        if g.nodes[i].name == "func.call" {
+        if g.nodes[i].kind == OpKind::FuncCall {
             work.extend(g.nodes[i].results.iter());
         }
     }
@@ -658,7 +659,7 @@ pub fn sink_func_data_flow_edges(m: &mut Module) {
     loop {
         let g = Graph::shared(m);
         let Some(e) =
-            g.pre_order().into_iter().find(|&i| g.nodes[i].name == "sdy.func_data_flow_edge")
+            g.pre_order().into_iter().find(|&i| g.nodes[i].kind == OpKind::SdyFuncDataFlowEdge)
         else {
             break;
         };

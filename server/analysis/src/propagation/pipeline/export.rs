@@ -3,9 +3,9 @@
 use super::super::edges::post_order;
 use super::super::graph::*;
 use super::super::irutil::*;
-use super::super::ops::purity;
-use crate::print::attr::NamedAttr;
-use crate::print::ir::{Attr, Module, Op, ValueId};
+use crate::ir::attr::NamedAttr;
+use crate::ir::OpKind;
+use crate::ir::{Attr, Module, Op, ValueId};
 use crate::sharding::axis;
 use crate::sharding::{AxisRef, DimSharding, Mesh, MeshRef, TensorSharding};
 use rustc_hash::{FxHashMap as HashMap, FxHasher};
@@ -35,7 +35,7 @@ pub fn constant_or_scalar_merger(m: &mut Module) {
         let ty = n.results.first().map(|&v| m.ty(v).unwrap_or("")).unwrap_or_default();
         let key: Key = if matches!(n.name.as_str(), "sdy.constant" | "stablehlo.constant") {
             (&op.props, &op.attrs, ty, None)
-        } else if n.name == "stablehlo.broadcast_in_dim"
+        } else if n.kind == OpKind::StablehloBroadcastInDim
             && n.operands.first().is_some_and(|&v| ValueType::is_scalar_text(m.ty(v).unwrap_or("")))
         {
             let operand = n.operands[0];
@@ -113,7 +113,7 @@ pub fn remove_sharding_groups(m: &mut Module) {
     fn go(op: &mut Op) {
         for r in &mut op.regions {
             for b in &mut r.blocks {
-                b.ops.retain(|o| o.name != "sdy.sharding_group");
+                b.ops.retain(|o| o.kind != OpKind::SdyShardingGroup);
                 for o in &mut b.ops {
                     go(o);
                 }
@@ -126,8 +126,8 @@ pub fn remove_sharding_groups(m: &mut Module) {
 /// `sdy-sharding-constraint-to-reshard`.
 pub fn sharding_constraint_to_reshard(m: &mut Module) {
     m.top.walk_mut(&mut |op: &mut Op| {
-        if op.name == "sdy.sharding_constraint" {
-            op.name = "sdy.reshard".into();
+        if op.kind == OpKind::SdyShardingConstraint {
+            op.set_name("sdy.reshard");
         }
     });
 }
@@ -294,7 +294,7 @@ pub fn canonicalize(m: &mut Module) {
         let mut victim = None;
         for i in post_order(&g).into_iter().rev() {
             let n = &g.nodes[i];
-            if is_terminator(&n.name) || n.name == "func.func" || n.name == "sdy.mesh" {
+            if is_terminator(&n.name) || n.kind == OpKind::FuncFunc || n.kind == OpKind::SdyMesh {
                 continue;
             }
             let unused = n.results.iter().all(|&r| g.live_uses(r).next().is_none());
@@ -320,7 +320,7 @@ pub fn canonicalize(m: &mut Module) {
 }
 
 fn dead(g: &Graph, i: OpIdx) -> bool {
-    match purity(&g.nodes[i].name) {
+    match g.nodes[i].kind.purity() {
         None => false,
         Some(false) => true,
         Some(true) => g.nodes[i].children.iter().flatten().flatten().all(|&c| dead(g, c)),

@@ -3,9 +3,9 @@
 use super::super::edges::{add_data_flow_edges, post_order};
 use super::super::graph::*;
 use super::super::irutil::*;
-use super::super::ops::{is_elementwise_op, purity};
-use crate::print::attr::NamedAttr;
-use crate::print::ir::{Attr, Module, Op, Syntax, ValueId};
+use super::super::ops::is_elementwise_op;
+use crate::ir::attr::NamedAttr;
+use crate::ir::{Attr, Module, Op, OpKind, Syntax, ValueId};
 use crate::sharding::axis;
 use crate::sharding::{AxisRef, Mesh, MeshRef, TensorSharding};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -114,7 +114,7 @@ pub fn lift_inlined_meshes(m: &mut Module) {
     let body = std::mem::take(m.body_mut().expect("module body"));
     let mut kept = Vec::with_capacity(body.len());
     for op in body {
-        if op.name == "sdy.mesh" {
+        if op.kind == OpKind::SdyMesh {
             if let (Some(Attr::Str(n)), Some(Attr::Mesh(mesh))) =
                 (op.prop("sym_name"), op.prop("mesh"))
             {
@@ -191,7 +191,7 @@ pub fn lift_inlined_meshes(m: &mut Module) {
             b.insert(at + k, op);
         }
         for op in b.iter_mut() {
-            if op.name == "sdy.mesh" && op.attr("stablehlo.mesh").is_none() {
+            if op.kind == OpKind::SdyMesh && op.attr("stablehlo.mesh").is_none() {
                 if let Some(Attr::Mesh(mesh)) = op.prop("mesh") {
                     let d = stablehlo_mesh_dict(mesh);
                     op.set_attr("stablehlo.mesh", d);
@@ -335,7 +335,7 @@ pub fn propagate_sharding_from_func_to_call(m: &mut Module) {
         .filter_map(|o| func_sym(o).map(|s| (s.to_string(), func_result_shardings(&ms, o))))
         .collect();
     m.top.walk_mut(&mut |op: &mut Op| {
-        if op.name != "func.call" || op.attr("sdy.sharding").is_some() {
+        if op.kind != OpKind::FuncCall || op.attr("sdy.sharding").is_some() {
             return;
         }
         if let Some(Some(list)) = callee(op).and_then(|c| funcs.get(&c)) {
@@ -349,7 +349,7 @@ pub fn manual_axes_cleanup(m: &mut Module) -> Result<(), (Option<u32>, String)> 
     let ms = meshes(m);
     let g = Graph::shared(m);
     for i in post_order(&g) {
-        if g.nodes[i].name != "sdy.manual_computation" {
+        if g.nodes[i].kind != OpKind::SdyManualComputation {
             continue;
         }
         let op = g.op(m, i);
@@ -362,7 +362,7 @@ pub fn manual_axes_cleanup(m: &mut Module) -> Result<(), (Option<u32>, String)> 
                 .first()
                 .and_then(|r| r.blocks.first())
                 .and_then(|b| b.ops.first())
-                .is_none_or(|o| o.name == "sdy.return");
+                .is_none_or(|o| o.kind == OpKind::SdyReturn);
             if !manual.is_empty() && !body_empty {
                 return Err((
                     op.origin,
@@ -480,8 +480,8 @@ fn is_scalar(m: &Module, v: ValueId) -> bool {
 pub fn constant_or_scalar_splitter(m: &mut Module) {
     // stablehlo.constant -> sdy.constant
     m.top.walk_mut(&mut |op: &mut Op| {
-        if op.name == "stablehlo.constant" {
-            op.name = "sdy.constant".into();
+        if op.kind == OpKind::StablehloConstant {
+            op.set_name("sdy.constant");
             if !matches!(op.syntax, Syntax::Pretty) {
                 op.syntax = Syntax::Pretty;
             }
@@ -511,7 +511,7 @@ pub fn constant_or_scalar_splitter(m: &mut Module) {
             table: &mut table,
         };
         for i in post {
-            if g.nodes[i].name == "sdy.named_computation" {
+            if g.nodes[i].kind == OpKind::SdyNamedComputation {
                 split_region(m, &g.nodes[i].path, 0, &mut cx);
             }
         }
@@ -538,7 +538,7 @@ pub fn call_graph_post_order(m: &Module, g: &Graph) -> Vec<OpIdx> {
         .map(|b| {
             b.iter()
                 .copied()
-                .filter(|&i| g.nodes[i].name == "func.func" && !g.nodes[i].children.is_empty())
+                .filter(|&i| g.nodes[i].kind == OpKind::FuncFunc && !g.nodes[i].children.is_empty())
                 .collect()
         })
         .unwrap_or_default();
@@ -557,7 +557,7 @@ pub fn call_graph_post_order(m: &Module, g: &Graph) -> Vec<OpIdx> {
             }
         }
         for i in pre {
-            if g.nodes[i].name == "func.call" {
+            if g.nodes[i].kind == OpKind::FuncCall {
                 if let Some(c) = callee(g.op(m, i)).and_then(|c| g.funcs.get(&c).copied()) {
                     if !g.nodes[c].children.is_empty() && !out.contains(&c) {
                         out.push(c);
@@ -589,8 +589,8 @@ pub fn call_graph_post_order(m: &Module, g: &Graph) -> Vec<OpIdx> {
     post
 }
 
-fn is_pure(name: &str) -> bool {
-    purity(name) == Some(false)
+fn is_pure(kind: OpKind) -> bool {
+    kind.purity() == Some(false)
 }
 
 /// One `walkOnRegion` of the splitter over region `r` of the op at `path`.
@@ -608,7 +608,7 @@ fn split_region(m: &mut Module, path: &[(usize, usize, usize)], r: usize, cx: &m
     fn collect(g: &Graph, ops: &[OpIdx], out: &mut Vec<OpIdx>) {
         for &o in ops {
             out.push(o);
-            if g.nodes[o].name == "sdy.named_computation" {
+            if g.nodes[o].kind == OpKind::SdyNamedComputation {
                 continue;
             }
             for r in &g.nodes[o].children {
@@ -723,7 +723,7 @@ fn split_region(m: &mut Module, path: &[(usize, usize, usize)], r: usize, cx: &m
     walk_paths(root, &mut Path::from(path), &mut |op, p| {
         for v in &op.operands {
             if let Some(l) = users.get_mut(v) {
-                l.push((p.clone(), op.name == "sdy.sharding_group"));
+                l.push((p.clone(), op.kind == OpKind::SdyShardingGroup));
             }
         }
     });
@@ -774,7 +774,7 @@ fn walk_paths<'a>(op: &'a Op, path: &mut Path, f: &mut impl FnMut(&'a Op, &Path)
 /// The written index of the `k`-th operand in MLIR's order.
 fn written_index(op: &Op, k: usize) -> Option<usize> {
     let n = op.operands.len();
-    if op.name == "stablehlo.reduce"
+    if op.kind == OpKind::StablehloReduce
         && matches!(op.syntax, Syntax::Custom(_))
         && n.is_multiple_of(2)
     {
@@ -787,7 +787,7 @@ fn written_index(op: &Op, k: usize) -> Option<usize> {
 
 fn enclosing_named(m: &Module, g: &Graph, mut i: OpIdx) -> Option<String> {
     while let Some(p) = g.nodes[i].parent {
-        if g.nodes[p].name == "sdy.named_computation" {
+        if g.nodes[p].kind == OpKind::SdyNamedComputation {
             return str_attr(g.op(m, p).prop("name"));
         }
         i = p;
@@ -809,7 +809,7 @@ fn constant_preserving(m: &Module, g: &Graph, i: OpIdx, cx: &Splitter<'_>) -> bo
         }
         _ => {}
     }
-    if !is_pure(&n.name) {
+    if !is_pure(n.kind) {
         return false;
     }
     if matches!(
@@ -819,12 +819,12 @@ fn constant_preserving(m: &Module, g: &Graph, i: OpIdx, cx: &Splitter<'_>) -> bo
         return true;
     }
     // Only `bitcast_convert` is told apart by its types.
-    if n.name != "stablehlo.bitcast_convert" {
-        return is_elementwise_op(&n.name, None, None);
+    if n.kind != OpKind::StablehloBitcastConvert {
+        return is_elementwise_op(n.kind, None, None);
     }
     let o = n.operands.first().map(|&v| g.ty(m, v));
     let r = n.results.first().map(|&v| g.ty(m, v));
-    is_elementwise_op(&n.name, o.as_ref(), r.as_ref())
+    is_elementwise_op(n.kind, o.as_ref(), r.as_ref())
 }
 
 /// Clones the sub-computation defining `v` (not cloning scalars), each clone to go
@@ -865,7 +865,7 @@ fn clone_rec(
     let mut cloned = clone_op(m, &original, map);
     // A cloned call gets its own copy of the callee (appended to the module, which
     // leaves the paths of the index valid).
-    if let Some(c) = callee(&cloned).filter(|_| cloned.name == "func.call") {
+    if let Some(c) = callee(&cloned).filter(|_| cloned.kind == OpKind::FuncCall) {
         if let Some(new) = super::calls::clone_func_recursively(m, &c, table) {
             set_callee(&mut cloned, &new);
         }
@@ -875,7 +875,7 @@ fn clone_rec(
     let users: Vec<OpIdx> = g
         .live_uses(v)
         .map(|(u, _)| u)
-        .filter(|&u| g.nodes[u].name == "sdy.sharding_group")
+        .filter(|&u| g.nodes[u].kind == OpKind::SdyShardingGroup)
         .collect();
     for u in users {
         let group = g.op(m, u).clone();
@@ -902,7 +902,7 @@ pub fn sharding_group_import(m: &mut Module) -> Result<(), (Option<u32>, String)
         }
     };
     for i in post_order(&g) {
-        if g.nodes[i].name != "sdy.sharding_group" {
+        if g.nodes[i].kind != OpKind::SdyShardingGroup {
             continue;
         }
         let input = g.nodes[i].operands[0];
@@ -914,7 +914,7 @@ pub fn sharding_group_import(m: &mut Module) -> Result<(), (Option<u32>, String)
         let mut p = g.nodes[i].parent;
         let mut manual = None;
         while let Some(x) = p {
-            if g.nodes[x].name == "sdy.manual_computation" {
+            if g.nodes[x].kind == OpKind::SdyManualComputation {
                 manual = Some(x);
                 break;
             }

@@ -11,8 +11,8 @@ use super::control::{Control, Flow, RunToEnd};
 use super::driver::{Failure, Warning};
 use super::inference::{explain_strategy, Explained};
 use super::{constraints, edges, run_strategy, Options, Outcome, Strategy};
+use crate::ir::Module;
 use crate::model::Model;
-use crate::print::ir::Module;
 
 /// Runs the pipeline on `m`.
 pub fn run_pipeline(m: &mut Module, model: &Model, src: &str, dedup_fully: bool) -> Outcome {

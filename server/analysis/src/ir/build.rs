@@ -1,14 +1,15 @@
-//! Builds the printable IR from a parsed chunk: resolves SSA names to values, converts
+//! Builds the IR from a parsed chunk: resolves SSA names to values, converts
 //! attributes and types to their canonical form, and records for each op how MLIR
 //! prints it.
 
 use super::attr::{Attr, NamedAttr};
 use super::float::canonical_float;
-use super::ir::*;
-use super::names::element_type;
 use super::sdy as s;
 use super::text::{normalize_tokens, Normalizer};
+use super::OpKind;
+use super::*;
 use crate::sharding::{AxisRef, Mesh, TensorSharding};
+use crate::types::element_type;
 use rustc_hash::FxHashMap as HashMap;
 use sdy_syntax::escape::unescape_bytes;
 use sdy_syntax::lexer::{self, TokenKind};
@@ -48,6 +49,7 @@ pub fn build_module(src: &str, chunk: &Chunk) -> Module {
             Op {
                 origin: None,
                 name: "builtin.module".into(),
+                kind: OpKind::Other,
                 results: Vec::new(),
                 operands: Vec::new(),
                 props: Vec::new(),
@@ -91,65 +93,12 @@ const SAME_OPERANDS_AND_RESULT_TYPE: &[&str] = &[
     "stablehlo.reduce_precision",
 ];
 
-/// Elementwise StableHLO ops (`$operands attr-dict : custom<SameOperandsAndResultType>`):
-/// printed as `name %a, %b {attrs} : T`, or with a function type when types differ.
-const ELEMENTWISE: &[&str] = &[
-    "abs",
-    "add",
-    "and",
-    "atan2",
-    "cbrt",
-    "ceil",
-    "complex",
-    "convert",
-    "cosine",
-    "count_leading_zeros",
-    "divide",
-    "exponential",
-    "imag",
-    "is_finite",
-    "real",
-    "uniform_quantize",
-    "uniform_dequantize",
-    "exponential_minus_one",
-    "floor",
-    "log",
-    "log_plus_one",
-    "logistic",
-    "maximum",
-    "minimum",
-    "multiply",
-    "negate",
-    "not",
-    "or",
-    "popcnt",
-    "power",
-    "remainder",
-    "round_nearest_afz",
-    "round_nearest_even",
-    "rsqrt",
-    "shift_left",
-    "shift_right_arithmetic",
-    "shift_right_logical",
-    "sign",
-    "sine",
-    "sqrt",
-    "subtract",
-    "tan",
-    "tanh",
-    "xor",
-];
-
 /// Dialects registered in `sdy_opt`: their generic ops keep undotted attributes as
 /// inherent properties.
 fn is_registered(name: &str) -> bool {
     ["stablehlo.", "sdy.", "func.", "chlo.", "tensor.", "arith.", "builtin."]
         .iter()
         .any(|p| name.starts_with(p))
-}
-
-pub fn is_elementwise(name: &str) -> bool {
-    name.strip_prefix("stablehlo.").is_some_and(|n| ELEMENTWISE.contains(&n))
 }
 
 /// Appends `n` in decimal (what `{n}` prints, without the formatting machinery).
@@ -331,7 +280,7 @@ impl Builder<'_> {
                 _ => Attr::Raw(format!("#{name}")),
             },
             AttrKind::Keyword(k) => Attr::Raw(k.to_string()),
-            AttrKind::Opaque => Attr::Raw(super::stablehlo::canonical_struct(normalize_tokens(
+            AttrKind::Opaque => Attr::Raw(super::text::canonical_struct(normalize_tokens(
                 self.text(a.span, base),
                 self,
             ))),
@@ -476,6 +425,7 @@ impl Builder<'_> {
         let operands: Vec<ValueId> = t.operands.iter().map(|r| self.resolve(r)).collect();
         let mut op = Op {
             origin: Some(abs),
+            kind: OpKind::of(&name),
             name: name.clone(),
             results,
             operands,
@@ -601,7 +551,7 @@ impl Builder<'_> {
             Syntax::Generic
         } else {
             let mut template = self.template(t, abs, &op);
-            if op.name == "stablehlo.reduce" {
+            if op.kind == OpKind::StablehloReduce {
                 reduce_template(&mut op, &mut template, &self.values);
             }
             Syntax::Custom(Box::new(template))
@@ -765,7 +715,7 @@ impl Builder<'_> {
                     Some(t) => PieceKind::Text(t.into()),
                     None => PieceKind::Text(tok_text.into()),
                 },
-                TokenKind::BareId if tok_text == "cond" && op.name == "stablehlo.while" => {
+                TokenKind::BareId if tok_text == "cond" && op.kind == OpKind::StablehloWhile => {
                     push(&mut pieces, false, PieceKind::Newline);
                     PieceKind::Text(tok_text.into())
                 }
@@ -815,7 +765,7 @@ impl Builder<'_> {
                     pieces.push(Piece { space_before: true, kind: PieceKind::Text(sig.into()) });
                 }
             }
-            if op.name == "stablehlo.after_all" && op.operands.is_empty() {
+            if op.kind == OpKind::StablehloAfterAll && op.operands.is_empty() {
                 // `$inputs attr-dict : type` with no inputs leaves two spaces.
                 pieces.insert(c, Piece { space_before: true, kind: PieceKind::Text(Str::new()) });
             }
@@ -823,7 +773,7 @@ impl Builder<'_> {
         if !has_dict {
             let slot = if DICT_AFTER_NAME.contains(&op.name.as_str()) {
                 Some((0, false))
-            } else if op.name == "stablehlo.while" {
+            } else if op.kind == OpKind::StablehloWhile {
                 pieces.iter().position(|p| p.kind == PieceKind::Newline).map(|i| (i, true))
             } else {
                 last_top_level_colon(&pieces).map(|i| (i, false))
@@ -1083,7 +1033,7 @@ fn pretty_printable(op: &Op, from_generic: bool) -> bool {
             matches!(op.prop("name"), Some(Attr::Str(_))) && op.regions.len() == 1
         }
         "sdy.all_gather" | "sdy.all_slice" | "sdy.reduce_scatter" | "sdy.sharded_to_unreduced" => {
-            let key = collective_axes_key(&op.name);
+            let key = op.kind.collective_axes_key();
             matches!(op.prop(key), Some(Attr::AxisLists(_)))
                 && sharding("out_sharding")
                 && one_in_one_out
@@ -1095,7 +1045,7 @@ fn pretty_printable(op: &Op, from_generic: bool) -> bool {
         }
         "sdy.collective_permute" => sharding("out_sharding") && one_in_one_out,
         "sdy.all_reduce" | "sdy.replicated_to_unreduced" => {
-            let key = collective_axes_key(&op.name);
+            let key = op.kind.collective_axes_key();
             matches!(op.prop(key), Some(Attr::AxisList(_)))
                 && sharding("out_sharding")
                 && one_in_one_out
@@ -1111,7 +1061,7 @@ fn pretty_printable(op: &Op, from_generic: bool) -> bool {
                 && matches!(op.prop("callee"), Some(Attr::Symbol(_)))
                 && op.regions.is_empty()
         }
-        n if is_elementwise(n) => {
+        _ if op.kind.has_elementwise_form() => {
             op.results.len() == 1 && op.regions.is_empty() && op.props.is_empty()
         }
         // `select` also reads a function type, which MLIR prints in its short form.
@@ -1119,18 +1069,6 @@ fn pretty_printable(op: &Op, from_generic: bool) -> bool {
             (from_generic || n == "stablehlo.select") && super::stablehlo::custom_printable(op)
         }
         _ => false,
-    }
-}
-
-pub fn collective_axes_key(name: &str) -> &'static str {
-    match name {
-        "sdy.all_gather" => "gathering_axes",
-        "sdy.all_slice" => "slicing_axes",
-        "sdy.reduce_scatter" => "reduce_scatter_axes",
-        "sdy.sharded_to_unreduced" => "axes",
-        "sdy.all_reduce" => "reduction_axes",
-        "sdy.replicated_to_unreduced" => "axes",
-        _ => "",
     }
 }
 

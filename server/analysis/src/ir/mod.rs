@@ -1,13 +1,47 @@
-//! A small mutable IR of one module, built from the syntax tree ([`super::build`]) and
-//! printed like `sdy_opt` ([`super::printer`]). Passes change it in place: replace an
-//! op's sdy attributes, add ops (`sdy.reshard`, `sdy.all_reduce`), rewire operands;
-//! printing renumbers SSA values the way MLIR does, so nothing here stores names.
+//! The IR every pass rewrites and the printer prints: a small mutable module built
+//! from the syntax tree ([`build_module`]), printed by [`crate::print`] the way
+//! `sdy_opt` prints it.
 //!
-//! Ops that came from the source keep their absolute start offset in the document
-//! ([`Op::origin`]), which identifies them across the tree, the semantic model and the
-//! IR. Ops made by a pass have no origin.
+//! * ops read from the source keep their absolute start offset ([`Op::origin`], the
+//!   same key as `model::OpInfo::start`), which identifies them across the tree, the
+//!   semantic model and the IR; [`Module::op_at_mut`] finds them. Ops made by a pass
+//!   have no origin;
+//! * operands, results and block arguments are [`ValueId`]s in the order the tree
+//!   lists them (function arguments are the entry block arguments of the body;
+//!   `stablehlo.reduce` block arguments are in MLIR's order `[lhs..., rhs...]`);
+//!   nothing here stores SSA names: printing numbers values the way MLIR does;
+//! * attributes are values ([`Attr`]: shardings, sharding rules, axis lists, ...; other
+//!   attributes their canonical text), set with [`Op::set_attr`] (`sdy.sharding`),
+//!   [`Op::set_prop`] (`sharding`, `out_sharding`, `in_shardings`, ...) or
+//!   [`FuncSlot::set_attr`] (function arguments and results); [`attr`] also spells them
+//!   as MLIR does (the builder needs it to expand aliases, the printer to print);
+//! * new ops ([`Op::pretty`], e.g. `sdy.reshard`, `sdy.all_reduce`) are inserted in a
+//!   block's `ops`, with results from [`Module::new_value`]; [`Op::replace_uses`]
+//!   rewires the users;
+//! * source text the IR keeps as text (types, attributes it does not model, the custom
+//!   forms of ops without a printer of their own) is normalised once, when built
+//!   ([`text`], [`float`]).
+//!
+//! ```text
+//! let mut m = build_module(src, &chunk);
+//! if let Some(op) = m.op_at_mut(origin) {
+//!     op.set_attr("sdy.sharding", Attr::PerValue(vec![sharding]));
+//! }
+//! print!("{}", crate::print::print_module(&m));
+//! ```
 
-pub use super::attr::{Attr, NamedAttr};
+pub mod attr;
+pub mod build;
+mod elements;
+pub mod float;
+pub mod kind;
+pub mod sdy;
+pub mod stablehlo;
+pub mod text;
+
+pub use attr::{Attr, NamedAttr};
+pub use build::build_module;
+pub use kind::OpKind;
 use sdy_syntax::tree::Str;
 
 /// An SSA value: an index into [`Module::values`].
@@ -44,6 +78,8 @@ pub struct Op {
     /// The full op name (`func.func`, `stablehlo.add`, `sdy.reshard`); shared, not
     /// copied, by the copies of the op and the propagation index.
     pub name: Str,
+    /// The kind of `name`, kept with it ([`Op::set_name`]); what passes dispatch on.
+    pub kind: OpKind,
     pub results: Vec<ValueId>,
     pub operands: Vec<ValueId>,
     /// Inherent attributes (MLIR properties), by name: `sharding`, `out_sharding`,
@@ -169,6 +205,7 @@ impl Op {
         Op {
             origin: None,
             name: name.into(),
+            kind: OpKind::of(name),
             results,
             operands,
             props,
@@ -176,6 +213,16 @@ impl Op {
             regions: Vec::new(),
             syntax: Syntax::Pretty,
         }
+    }
+
+    /// The op's kind (computed when it was built or made).
+    pub fn kind(&self) -> OpKind {
+        self.kind
+    }
+    /// Renames the op, keeping its kind in step.
+    pub fn set_name(&mut self, name: &str) {
+        self.name = name.into();
+        self.kind = OpKind::of(name);
     }
 
     /// A discardable attribute.
@@ -286,5 +333,13 @@ impl Module {
             None
         }
         go(&mut self.top, origin)
+    }
+}
+
+/// The `manual_axes` of a `sdy.manual_computation` (none for other ops).
+pub fn manual_axes(op: &Op) -> Vec<String> {
+    match op.prop("manual_axes") {
+        Some(Attr::AxisList(v)) => v.iter().map(|a| a.name.to_string()).collect(),
+        _ => Vec::new(),
     }
 }

@@ -1,4 +1,5 @@
-//! Attribute values of the printable IR and their MLIR spelling.
+//! Attribute values of the IR and their MLIR spelling (the builder expands aliases to
+//! it; the printer prints it).
 
 use super::sdy::{
     AllToAllDisplay, AllToAllParam, AxisListDisplay, AxisListsDisplay, OpShardingRule, PerValueList,
