@@ -33,7 +33,7 @@ pub fn value_sharding(
                     let attr = info.node.inherent_attr("in_shardings")?;
                     let s = one(model, op, attr, Some(index))?;
                     let manual = manual_axes(model, op);
-                    let erased = crate::verify::values::erase_manual_axes(&s, &manual);
+                    let erased = crate::sharding::make::erase_manual_axes(&s, &manual);
                     let s = s.with_value(erased);
                     let from = if manual.is_empty() {
                         "the op's `in_shardings`"

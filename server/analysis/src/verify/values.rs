@@ -4,6 +4,7 @@
 use super::attrs;
 use crate::model::sharding::{Mesh, TensorSharding};
 use crate::model::{Model, OpId, ValueDef, ValueId};
+use crate::sharding::make::erase_manual_axes;
 use sdy_syntax::tree::{Dim, Type, TypeKind};
 
 /// A type as MLIR prints it: `tensor<8x?xf32>`, `tensor<*xf32>`, `!stablehlo.token`.
@@ -202,20 +203,6 @@ pub fn value_sharding(model: &Model, v: ValueId) -> Option<TensorSharding> {
                 .map(|s| s.value)
         }
     }
-}
-
-/// The sharding inside a manual computation: leading manual axes of each dimension and
-/// manual replicated/unreduced axes removed.
-pub fn erase_manual_axes(s: &TensorSharding, manual: &[String]) -> TensorSharding {
-    let is_manual = |name: &str| manual.iter().any(|m| m == name);
-    let mut out = s.clone();
-    for d in &mut out.dims {
-        let leading = d.axes.iter().take_while(|a| is_manual(&a.name)).count();
-        d.axes.drain(..leading);
-    }
-    out.replicated.retain(|a| !is_manual(&a.name));
-    out.unreduced.retain(|a| !is_manual(&a.name));
-    out
 }
 
 /// The sharding of `v` looking through `sdy.propagation_barrier` ops.
