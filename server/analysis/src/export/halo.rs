@@ -224,7 +224,7 @@ pub fn dim_exchange(
 
 /// `buildDataExchangeInfo`: `per_dim(d, s_in, k)` for each dimension of more than one
 /// shard, whose axes become manual. `None` when the mesh is too large to exchange on.
-pub fn data_exchange(
+fn data_exchange(
     s: &TensorSharding,
     mesh: &Mesh,
     shape: &[i64],
@@ -821,6 +821,22 @@ pub struct Windowed<'a> {
     pub mesh: &'a Mesh,
 }
 
+impl Windowed<'_> {
+    /// The exchange of the input, or what becomes of the op without one: kept when no
+    /// device needs another's data, replicated when the exchange cannot be built.
+    fn plan(&self, per_dim: impl FnMut(usize, i64, i64) -> DimEx) -> Result<DataEx, Outcome> {
+        let info = data_exchange(self.in_s, self.mesh, &self.in_ty.shape, per_dim)
+            .ok_or(Outcome::Replicate)?;
+        if info.manual.is_empty() || !info.needs_comm() {
+            return Err(Outcome::Keep);
+        }
+        if !info.usable() {
+            return Err(Outcome::Replicate);
+        }
+        Ok(info)
+    }
+}
+
 /// `handlePadOp`: `pad_value` and `[low, high, interior]` are the pad's.
 pub fn pad(
     b: &mut Builder,
@@ -833,19 +849,14 @@ pub fn pad(
     if [low.len(), high.len(), interior.len(), w.out_ty.shape.len()].iter().any(|&n| n != rank) {
         return Outcome::Keep;
     }
-    let Some(info) = data_exchange(w.in_s, w.mesh, &w.in_ty.shape, |d, s_in, k| {
+    let info = match w.plan(|d, s_in, k| {
         let s_out = ceil_div(w.out_ty.shape[d], k);
         let dilation = interior[d].saturating_add(1);
         dim_exchange(k, s_in, s_out, s_out, low[d], 1, dilation, w.in_ty.shape[d])
-    }) else {
-        return Outcome::Replicate;
+    }) {
+        Ok(info) => info,
+        Err(outcome) => return outcome,
     };
-    if info.manual.is_empty() || !info.needs_comm() {
-        return Outcome::Keep;
-    }
-    if !info.usable() {
-        return Outcome::Replicate;
-    }
     let input = pad_high(b, w.input, &info.divisible, w.in_s, Some(pad_value));
     let dilations: Vec<i64> = interior.iter().map(|i| i.saturating_add(1)).collect();
     let x = Exchange {
@@ -894,19 +905,14 @@ pub fn slice(
     if bounds.len() != rank || w.out_ty.shape.len() != rank {
         return Outcome::Keep;
     }
-    let Some(info) = data_exchange(w.in_s, w.mesh, &w.in_ty.shape, |d, s_in, k| {
+    let info = match w.plan(|d, s_in, k| {
         let s_out = ceil_div(w.out_ty.shape[d], k);
         let low = bounds[d].0.saturating_neg();
         dim_exchange(k, s_in, s_out, s_out, low, 1, 1, w.in_ty.shape[d])
-    }) else {
-        return Outcome::Replicate;
+    }) {
+        Ok(info) => info,
+        Err(outcome) => return outcome,
     };
-    if info.manual.is_empty() || !info.needs_comm() {
-        return Outcome::Keep;
-    }
-    if !info.usable() {
-        return Outcome::Replicate;
-    }
     let input = pad_high(b, w.input, &info.divisible, w.in_s, None);
     let pad_value = b.scalar(&w.in_ty.elem, false);
     let low: Vec<i64> = bounds.iter().map(|b| b.0.saturating_neg()).collect();
