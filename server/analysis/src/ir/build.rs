@@ -873,21 +873,9 @@ fn reduce_template(op: &mut Op, t: &mut Template, values: &[ValueInfo]) {
 
 /// StableHLO's `isReduceEligibleForCompactPrint`.
 fn reduce_is_compact(op: &Op, values: &[ValueInfo]) -> bool {
-    const COMMUTATIVE: &[&str] = &[
-        "stablehlo.add",
-        "stablehlo.multiply",
-        "stablehlo.maximum",
-        "stablehlo.minimum",
-        "stablehlo.and",
-        "stablehlo.or",
-        "stablehlo.xor",
-    ];
     let block = &op.regions[0].blocks[0];
     let [inner, ret] = block.ops.as_slice() else { return false };
-    if !COMMUTATIVE.contains(&inner.name.as_str())
-        || inner.operands.len() != 2
-        || inner.results.len() != 1
-    {
+    if !inner.kind.is_compact_reducer() || inner.operands.len() != 2 || inner.results.len() != 1 {
         return false;
     }
     let ty = |v: ValueId| values.get(v as usize).and_then(|i| i.ty.clone());

@@ -496,6 +496,20 @@ impl OpKind {
         matches!(self, OpKind::FuncReturn | OpKind::SdyReturn | OpKind::StablehloReturn)
     }
 
+    /// The binary commutative ops a `stablehlo.reduce` prints compactly (`applies NAME`).
+    pub fn is_compact_reducer(self) -> bool {
+        matches!(
+            self,
+            OpKind::StablehloAdd
+                | OpKind::StablehloMultiply
+                | OpKind::StablehloMaximum
+                | OpKind::StablehloMinimum
+                | OpKind::StablehloAnd
+                | OpKind::StablehloOr
+                | OpKind::StablehloXor
+        )
+    }
+
     pub fn is_stablehlo(self) -> bool {
         self.name().is_some_and(|n| n.starts_with("stablehlo."))
     }

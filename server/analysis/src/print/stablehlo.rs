@@ -27,17 +27,6 @@ pub fn conv_window(op: &Op) -> String {
     parts.join(", ")
 }
 
-/// The StableHLO ops a reduce prints compactly (`applies NAME`): binary, commutative.
-const COMMUTATIVE: [&str; 7] = [
-    "stablehlo.add",
-    "stablehlo.multiply",
-    "stablehlo.maximum",
-    "stablehlo.minimum",
-    "stablehlo.and",
-    "stablehlo.or",
-    "stablehlo.xor",
-];
-
 /// The op a `stablehlo.reduce` applies, when its body is just that op on the block
 /// arguments (in order), of the element type of the first input, whose result is
 /// returned: then MLIR prints `applies NAME` instead of the body.
@@ -48,7 +37,7 @@ pub fn compact_reducer<'a>(op: &'a Op, ty: &dyn Fn(ValueId) -> String) -> Option
         inner.operands.iter().chain(&inner.results).all(|&v| ty(v) == ty(inner.results[0]));
     let first = ty(*op.operands.first()?);
     let elem = element_type(&first)?;
-    let fits = COMMUTATIVE.contains(&inner.name.as_str())
+    let fits = inner.kind.is_compact_reducer()
         && inner.regions.is_empty()
         && inner.operands.len() == 2
         && inner.results.len() == 1

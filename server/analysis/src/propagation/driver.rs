@@ -20,7 +20,6 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -294,14 +293,7 @@ impl<'a> Driver<'a> {
 
     /// The registry's rule of op `i` described by `desc`, shared with the ops alike.
     fn registry_rule(&mut self, i: OpIdx, desc: OpDesc) -> Option<Arc<OpShardingRule>> {
-        let key = {
-            let mut h = rustc_hash::FxHasher::default();
-            desc.name.hash(&mut h);
-            for t in desc.operands.iter().chain(&desc.results) {
-                (&t.shape, &t.elem).hash(&mut h);
-            }
-            h.finish()
-        };
+        let key = desc.shape_key();
         if let Some((_, r)) = self.shared.get(&key).and_then(|b| b.iter().find(|(d, _)| *d == desc))
         {
             self.created.insert(i);

@@ -11,7 +11,6 @@ use super::{create_rule, AttrCache, OpDesc, OpShardingRule, RuleLookup, RuleOpti
 use crate::model::{Model, OpId};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
-use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -173,14 +172,7 @@ fn compute(
         return Verdict::of(create_rule(&OpDesc::from_model(model, id, src), opts));
     };
     let desc = OpDesc::from_model_cached(model, id, src, &mut memo.attrs);
-    let key = {
-        let mut h = rustc_hash::FxHasher::default();
-        desc.name.hash(&mut h);
-        for t in desc.operands.iter().chain(&desc.results) {
-            (&t.shape, &t.elem).hash(&mut h);
-        }
-        h.finish()
-    };
+    let key = desc.shape_key();
     let alike = memo.by_desc.entry(key).or_default();
     if let Some((_, _, v)) =
         alike.iter().find(|(d, conservative, _)| *conservative == opts.conservative && *d == desc)

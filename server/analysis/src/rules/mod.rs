@@ -108,6 +108,17 @@ pub struct OpDesc {
 }
 
 impl OpDesc {
+    /// A hash of the name and operand/result types: descriptions alike (which may share
+    /// one rule) have the same key; equal keys are compared in full.
+    pub fn shape_key(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = rustc_hash::FxHasher::default();
+        self.name.hash(&mut h);
+        for t in self.operands.iter().chain(&self.results) {
+            (&t.shape, &t.elem).hash(&mut h);
+        }
+        h.finish()
+    }
     pub fn operand_shape(&self, i: usize) -> Option<&[i64]> {
         self.operands.get(i)?.shape.as_deref()
     }
